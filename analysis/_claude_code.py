@@ -1,0 +1,552 @@
+"""Claude Code transcripts (``~/.claude/projects/**.jsonl``), current 2.1.x and older 1.0.x formats.
+
+Both formats write one content block per line; the lines of one model response share a
+``message.id`` and are grouped back into one assistant message here, which is where parallel
+tool calls become visible. Subagent activity comes from ``<session>/subagents/agent-*.jsonl``
+files, from ``agent_progress`` records when such a file is missing, or (1.0.x) from inline
+``isSidechain`` records, and is attached to the tool call that spawned it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from ._jsonio import Records, read_jsonl, timestamp
+from ._models import ParseIssue, Session, SubagentRun
+
+CONVERSATION_TYPES = frozenset({"user", "assistant"})
+OTHER_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation", "system", "summary"})
+SUBAGENTS_DIR = "subagents"
+
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_LOCAL_COMMAND_MARKERS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+_PROGRESS_TYPE = b'"type":"progress"'
+_MESSAGE_KEY = b'"message":'
+
+
+def skip_unneeded_line(line: bytes) -> bool:
+    """True for lines that cannot matter, decided without parsing them.
+
+    ``progress`` records are most of a current transcript; only ``agent_progress`` ones carry
+    conversation. A top-level ``"type":"progress"`` comes before any ``"message":`` key,
+    whereas nested JSON (tool inputs) only appears inside a message.
+    """
+    if line.startswith(b'{"type":"file-history-snapshot"'):
+        return True
+    position = line.find(_PROGRESS_TYPE)
+    if position == -1:
+        return False
+    message_at = line.find(_MESSAGE_KEY)
+    if message_at != -1 and message_at < position:
+        return False
+    return b"agent_progress" not in line
+
+
+def looks_like_claude_code(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    kind = record.get("type")
+    if kind == "summary" and "leafUuid" in record:
+        return True
+    return kind in CONVERSATION_TYPES | OTHER_TYPES and (
+        "sessionId" in record or "uuid" in record or "messageId" in record
+    )
+
+
+def result_text(content: Any) -> str:
+    """Flatten a ``tool_result`` content (a string or an array of blocks) to text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif isinstance(block, dict):
+                parts.append(f"[{block.get('type', 'block')}]")
+            else:
+                parts.append(str(block))
+        return "\n".join(parts)
+    return str(content)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif block.get("type") == "image":
+                parts.append("[image]")
+        return "\n".join(parts)
+    return ""
+
+
+def _join(existing: str, addition: str) -> str:
+    addition = addition.strip()
+    if not addition:
+        return existing
+    return f"{existing}\n\n{addition}" if existing else addition
+
+
+def _usage(raw: Any) -> dict[str, int] | None:
+    if not isinstance(raw, dict):
+        return None
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    )
+    return {key: raw[key] for key in keys if isinstance(raw.get(key), int)}
+
+
+def _classify_user_text(text: str) -> str:
+    """What a user text message is: a turn, a slash command, or an event of some kind."""
+    stripped = text.lstrip()
+    if stripped.startswith("[Request interrupted"):
+        return "interrupt"
+    if stripped.startswith("<task-notification>"):
+        return "background_task"
+    if stripped.startswith(_LOCAL_COMMAND_MARKERS):
+        return "local_command"
+    if "<command-name>" in stripped[:400]:
+        return "command"
+    return "turn"
+
+
+class ConversationBuilder:
+    """Turns a stream of user/assistant/system records into turns, as plain dicts.
+
+    Plain dicts are validated into models once per session, which is much faster than
+    building a model per record.
+    """
+
+    def __init__(self, file: str, issues: list[ParseIssue]) -> None:
+        self.file = file
+        self.issues = issues
+        self.turns: list[dict[str, Any]] = []
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.messages: dict[str, dict[str, Any]] = {}
+        self.agent_ids: dict[str, str] = {}
+        self._seen_uuids: set[str] = set()
+        self._command_uuid: str | None = None
+
+    # -- records -----------------------------------------------------------------------------
+
+    def add(self, line: int, record: dict[str, Any]) -> None:
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self._seen_uuids:
+                return
+            self._seen_uuids.add(uuid)
+        kind = record.get("type")
+        if kind in CONVERSATION_TYPES:
+            message = record.get("message")
+            if not isinstance(message, dict):
+                self._issue(line, f"'{kind}' record without a message object; skipped")
+                return
+            if kind == "user":
+                self._add_user(line, record, message)
+            else:
+                self._add_assistant(line, record, message)
+        elif kind == "system":
+            self._add_system(line, record)
+        elif kind == "queue-operation":
+            content = record.get("content")
+            if record.get("operation") == "enqueue" and isinstance(content, str):
+                if not content.lstrip().startswith("<task-notification>"):
+                    self._event("queued_message", content, record, line)
+
+    def _issue(self, line: int, reason: str) -> None:
+        self.issues.append(ParseIssue(file=self.file, line=line, reason=reason))
+
+    def _current_turn(self, line: int, record: dict[str, Any]) -> dict[str, Any]:
+        if not self.turns:
+            self._new_turn("", None, record, line)
+        return self.turns[-1]
+
+    def _new_turn(self, ask: str, command: str | None, record: dict[str, Any], line: int) -> None:
+        self.turns.append(
+            {
+                "index": len(self.turns),
+                "ask": ask,
+                "command": command,
+                "timestamp": timestamp(record.get("timestamp")),
+                "line": line,
+                "messages": [],
+                "events": [],
+            }
+        )
+
+    def _event(self, kind: str, text: str, record: dict[str, Any], line: int) -> None:
+        self._current_turn(line, record)["events"].append(
+            {"kind": kind, "text": text, "timestamp": timestamp(record.get("timestamp")), "line": line}
+        )
+
+    # -- user --------------------------------------------------------------------------------
+
+    def _add_user(self, line: int, record: dict[str, Any], message: dict[str, Any]) -> None:
+        content = message.get("content")
+        if not isinstance(content, str | list):
+            self._issue(line, "user message content is neither text nor a list of blocks; skipped")
+            return
+        has_results = False
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    has_results = True
+                    self._pair_result(line, record, block)
+        text = _text_of(content)
+        if has_results:
+            if text.strip():
+                self._event("user_interjection", text, record, line)
+            return
+        if record.get("isCompactSummary"):
+            self._event("compaction", text, record, line)
+            return
+        if self._is_command_expansion(record):
+            self.turns[-1]["expanded_prompt"] = text
+            return
+        if record.get("isMeta"):
+            return
+        kind = _classify_user_text(text)
+        if kind == "turn":
+            self._command_uuid = None
+            self._new_turn(text, None, record, line)
+        elif kind == "command":
+            self._add_command(text, record, line)
+        else:
+            self._event(kind, text, record, line)
+
+    def _add_command(self, text: str, record: dict[str, Any], line: int) -> None:
+        name_match = _COMMAND_NAME.search(text)
+        args_match = _COMMAND_ARGS.search(text)
+        name = name_match.group(1).strip() if name_match else text.strip()
+        args = args_match.group(1).strip() if args_match else ""
+        self._new_turn(f"{name} {args}".strip(), name, record, line)
+        uuid = record.get("uuid")
+        self._command_uuid = uuid if isinstance(uuid, str) else None
+
+    def _is_command_expansion(self, record: dict[str, Any]) -> bool:
+        """The prompt a slash command expands to: a user message whose parent is the command."""
+        return (
+            self._command_uuid is not None
+            and record.get("parentUuid") == self._command_uuid
+            and not self.turns[-1]["messages"]
+        )
+
+    def _pair_result(self, line: int, record: dict[str, Any], block: dict[str, Any]) -> None:
+        call_id = block.get("tool_use_id")
+        call = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if call is None:
+            self._issue(line, f"tool result for a call not in this transcript ({call_id!r})")
+            return
+        call["result"] = {
+            "content": result_text(block.get("content")),
+            "is_error": block.get("is_error") is True,
+        }
+        extra = record.get("toolUseResult")
+        if isinstance(extra, dict) and isinstance(extra.get("agentId"), str):
+            self.agent_ids[call["id"]] = extra["agentId"]
+
+    # -- assistant ---------------------------------------------------------------------------
+
+    def _add_assistant(self, line: int, record: dict[str, Any], message: dict[str, Any]) -> None:
+        message_id = message.get("id") or record.get("uuid") or f"line-{line}"
+        entry = self.messages.get(message_id)
+        if entry is None:
+            entry = {
+                "id": str(message_id),
+                "model": message.get("model") if isinstance(message.get("model"), str) else None,
+                "text": "",
+                "thinking": "",
+                "tool_calls": [],
+                "usage": None,
+                "timestamp": timestamp(record.get("timestamp")),
+            }
+            self.messages[message_id] = entry
+            self._current_turn(line, record)["messages"].append(entry)
+        usage = _usage(message.get("usage"))
+        if usage is not None:
+            entry["usage"] = usage
+        content = message.get("content")
+        if isinstance(content, str):
+            entry["text"] = _join(entry["text"], content)
+            return
+        if not isinstance(content, list):
+            self._issue(line, "assistant message content is neither text nor a list of blocks")
+            return
+        for block in content:
+            if isinstance(block, dict):
+                self._add_block(line, record, entry, block)
+
+    def _add_block(
+        self, line: int, record: dict[str, Any], entry: dict[str, Any], block: dict[str, Any]
+    ) -> None:
+        kind = block.get("type")
+        if kind == "text":
+            entry["text"] = _join(entry["text"], str(block.get("text", "")))
+        elif kind == "thinking":
+            entry["thinking"] = _join(entry["thinking"], str(block.get("thinking", "")))
+        elif kind == "tool_use":
+            call_id, name = block.get("id"), block.get("name")
+            if not isinstance(call_id, str) or not isinstance(name, str):
+                self._issue(line, "tool_use block without a string id and name; skipped")
+                return
+            if call_id in self.calls:
+                return
+            arguments = block.get("input")
+            if not isinstance(arguments, dict):
+                self._issue(line, f"tool_use {call_id} input is not an object; kept as 'value'")
+                arguments = {"value": arguments}
+            call = {
+                "id": call_id,
+                "name": name,
+                "input": arguments,
+                "result": None,
+                "timestamp": timestamp(record.get("timestamp")),
+                "line": line,
+                "subagent": None,
+            }
+            self.calls[call_id] = call
+            entry["tool_calls"].append(call)
+
+    # -- system ------------------------------------------------------------------------------
+
+    def _add_system(self, line: int, record: dict[str, Any]) -> None:
+        subtype = record.get("subtype")
+        if subtype == "compact_boundary":
+            meta = record.get("compactMetadata")
+            detail = ""
+            if isinstance(meta, dict):
+                detail = f" (trigger: {meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
+            self._event("compaction", f"Conversation compacted{detail}", record, line)
+        elif subtype == "local_command" and self.turns:
+            self._event("local_command", str(record.get("content", "")), record, line)
+
+
+def build_subagent(
+    records: list[tuple[int, dict[str, Any]]],
+    source: str,
+    agent_id: str | None,
+    file: str,
+    issues: list[ParseIssue],
+) -> dict[str, Any]:
+    builder = ConversationBuilder(file, issues)
+    for line, record in records:
+        builder.add(line, record)
+    prompt = builder.turns[0]["ask"] if builder.turns else ""
+    messages = [message for turn in builder.turns for message in turn["messages"]]
+    return {"agent_id": agent_id, "source": source, "prompt": prompt, "messages": messages}
+
+
+def _sidechain_groups(
+    sidechain: list[tuple[int, dict[str, Any]]],
+) -> list[list[tuple[int, dict[str, Any]]]]:
+    """Split inline 1.0.x sidechain records into one group per subagent run (by root)."""
+    parents = {r.get("uuid"): r.get("parentUuid") for _, r in sidechain if r.get("uuid")}
+
+    def root(uuid: Any) -> Any:
+        seen = set()
+        while parents.get(uuid) in parents and uuid not in seen:
+            seen.add(uuid)
+            uuid = parents[uuid]
+        return uuid
+
+    groups: dict[Any, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for line, record in sidechain:
+        groups[root(record.get("uuid"))].append((line, record))
+    return list(groups.values())
+
+
+def _progress_records(
+    data: dict[str, Any], record: dict[str, Any]
+) -> tuple[str | None, dict[str, Any] | None]:
+    inner = data.get("message")
+    if not isinstance(inner, dict):
+        return None, None
+    normalized = {
+        "type": inner.get("type"),
+        "message": inner.get("message"),
+        "uuid": inner.get("uuid"),
+        "timestamp": inner.get("timestamp") or record.get("timestamp"),
+    }
+    agent_id = data.get("agentId")
+    return (agent_id if isinstance(agent_id, str) else None), normalized
+
+
+class _FileParts:
+    """One transcript file's records sorted by what they are for."""
+
+    def __init__(self) -> None:
+        self.main: list[tuple[int, dict[str, Any]]] = []
+        self.sidechain: list[tuple[int, dict[str, Any]]] = []
+        self.progress: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        self.progress_agent: dict[str, str] = {}
+        self.summaries: list[str] = []
+        self.session_ids: Counter[str] = Counter()
+        self.versions: Counter[str] = Counter()
+        self.first: dict[str, Any] = {}
+
+
+def _sort_records(records: Records, file: str, issues: list[ParseIssue]) -> _FileParts:
+    parts = _FileParts()
+    for line, record in records.items:
+        if not isinstance(record, dict):
+            issues.append(ParseIssue(file=file, line=line, reason="record is not a JSON object"))
+            continue
+        kind = record.get("type")
+        if kind not in CONVERSATION_TYPES and kind not in OTHER_TYPES:
+            issues.append(ParseIssue(file=file, line=line, reason=f"unknown record type {kind!r}"))
+            continue
+        for key, counter in (("sessionId", parts.session_ids), ("version", parts.versions)):
+            if isinstance(record.get(key), str):
+                counter[record[key]] += 1
+        for key in ("cwd", "gitBranch", "version"):
+            if key not in parts.first and isinstance(record.get(key), str):
+                parts.first[key] = record[key]
+        if kind == "summary":
+            if isinstance(record.get("summary"), str):
+                parts.summaries.append(record["summary"])
+        elif kind == "progress":
+            _sort_progress(line, record, parts)
+        elif record.get("isSidechain") is True:
+            parts.sidechain.append((line, record))
+        else:
+            parts.main.append((line, record))
+    return parts
+
+
+def _sort_progress(line: int, record: dict[str, Any], parts: _FileParts) -> None:
+    data = record.get("data")
+    parent = record.get("parentToolUseID")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+        return
+    if not isinstance(parent, str):
+        return
+    agent_id, normalized = _progress_records(data, record)
+    if normalized is None:
+        return
+    parts.progress[parent].append((line, normalized))
+    if agent_id:
+        parts.progress_agent[parent] = agent_id
+
+
+def _subagent_files(path: Path) -> list[Path]:
+    folder = path.with_suffix("") / SUBAGENTS_DIR
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+
+
+def _display(child: Path, parent: Path, parent_display: str) -> str:
+    try:
+        relative = child.relative_to(parent.parent)
+    except ValueError:
+        return str(child)
+    return str(Path(parent_display).parent / relative)
+
+
+def _load_subagent_files(
+    path: Path, display: str, issues: list[ParseIssue]
+) -> dict[str, dict[str, Any]]:
+    runs: dict[str, dict[str, Any]] = {}
+    for file in _subagent_files(path):
+        file_display = _display(file, path, display)
+        records = read_jsonl(file.read_bytes(), file_display, skip_unneeded_line)
+        issues.extend(records.issues)
+        parts = _sort_records(records, file_display, issues)
+        agent_id = file.stem.removeprefix("agent-")
+        conversation = parts.main + parts.sidechain
+        conversation.sort(key=lambda item: item[0])
+        runs[agent_id] = build_subagent(conversation, "file", agent_id, file_display, issues)
+    return runs
+
+
+def _attach_subagents(
+    builder: ConversationBuilder,
+    parts: _FileParts,
+    file_runs: dict[str, dict[str, Any]],
+    file: str,
+    issues: list[ParseIssue],
+) -> list[dict[str, Any]]:
+    """Give each spawning call its subagent run; return the runs no call claims.
+
+    A subagent's own file wins over its ``agent_progress`` copy, so nothing counts twice.
+    """
+    file_agent_ids = set(file_runs)
+    sidechains = [
+        build_subagent(group, "sidechain", None, file, issues)
+        for group in _sidechain_groups(parts.sidechain)
+    ]
+    unclaimed_sidechains = list(sidechains)
+    for call_id, call in builder.calls.items():
+        agent_id = builder.agent_ids.get(call_id) or parts.progress_agent.get(call_id)
+        run = None
+        if agent_id and agent_id in file_runs:
+            run = file_runs.pop(agent_id)
+        elif call_id in parts.progress:
+            run = build_subagent(parts.progress.pop(call_id), "progress", agent_id, file, issues)
+        else:
+            prompt = call["input"].get("prompt")
+            run = next(
+                (s for s in unclaimed_sidechains if prompt and s["prompt"].strip() == str(prompt).strip()),
+                None,
+            )
+            if run is not None:
+                unclaimed_sidechains.remove(run)
+        if run is not None:
+            call["subagent"] = run
+        parts.progress.pop(call_id, None)
+    detached = list(file_runs.values()) + unclaimed_sidechains
+    for call_id, records in parts.progress.items():
+        if parts.progress_agent.get(call_id) in file_agent_ids:
+            continue
+        detached.append(
+            build_subagent(records, "progress", parts.progress_agent.get(call_id), file, issues)
+        )
+    return detached
+
+
+def parse_claude_code(path: Path, display: str, records: Records) -> dict[str, Any] | None:
+    """Build one session (as a dict ready for validation) from a transcript's records."""
+    issues = list(records.issues)
+    parts = _sort_records(records, display, issues)
+    builder = ConversationBuilder(display, issues)
+    for line, record in parts.main:
+        builder.add(line, record)
+    file_runs = _load_subagent_files(path, display, issues)
+    detached = _attach_subagents(builder, parts, file_runs, display, issues)
+    if not builder.turns and not detached:
+        return None
+    version = parts.versions.most_common(1)[0][0] if parts.versions else parts.first.get("version")
+    legacy = bool(parts.summaries) or (isinstance(version, str) and version.startswith("1."))
+    session_id = parts.session_ids.most_common(1)[0][0] if parts.session_ids else path.stem
+    return {
+        "session_id": session_id,
+        "source": display,
+        "format": "claude-code-legacy" if legacy else "claude-code",
+        "title": parts.summaries[0] if parts.summaries else None,
+        "cwd": parts.first.get("cwd"),
+        "git_branch": parts.first.get("gitBranch") or None,
+        "agent_version": version,
+        "turns": builder.turns,
+        "detached_subagents": detached,
+        "issues": [issue.model_dump() for issue in issues],
+    }

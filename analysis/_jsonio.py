@@ -1,0 +1,187 @@
+"""Reading JSON Lines and JSON documents without ever aborting on bad input.
+
+Every problem becomes a :class:`ParseIssue` naming the file and line; every valid record
+around it is kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from ._models import ParseIssue
+
+LineFilter = Callable[[bytes], bool]
+
+
+@dataclass
+class Records:
+    """Parsed records of one file with their 1-based line numbers, and the issues met."""
+
+    items: list[tuple[int, Any]] = field(default_factory=list)
+    issues: list[ParseIssue] = field(default_factory=list)
+    skipped: int = 0
+
+
+def _looks_intact(line: bytes) -> bool:
+    """Cheap proof that a line we are about to skip would have parsed: it closes, and is UTF-8."""
+    if not line.rstrip().endswith(b"}"):
+        return False
+    if line.isascii():
+        return True
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _describe_json_error(error: Exception) -> str:
+    return str(error).replace("line 1 column", "column")
+
+
+def read_jsonl(data: bytes, file: str, skip: LineFilter | None = None) -> Records:
+    """Parse JSON Lines; ``skip`` may drop lines unread, but only ones that look intact."""
+    records = Records()
+    lines = data.split(b"\n")
+    last = len(lines)
+    if lines and lines[-1] == b"":
+        lines.pop()
+        last = -1  # the file ends with a newline: no line is truncated
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if skip is not None and skip(line) and _looks_intact(line):
+            records.skipped += 1
+            continue
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            value = _recover(line, number, number == last, error, file, records.issues)
+            if value is None:
+                continue
+        records.items.append((number, value))
+    return records
+
+
+def _recover(
+    line: bytes,
+    number: int,
+    is_unterminated_last: bool,
+    error: Exception,
+    file: str,
+    issues: list[ParseIssue],
+) -> Any:
+    """Salvage a line with bytes that are not UTF-8; anything else is reported and dropped."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as decode_error:
+        try:
+            value = orjson.loads(line.decode("utf-8", errors="replace"))
+        except orjson.JSONDecodeError:
+            value = None
+        kept = "kept with U+FFFD in their place" if value is not None else "line dropped"
+        issues.append(
+            ParseIssue(
+                file=file,
+                line=number,
+                reason=f"bytes that are not UTF-8 at column {decode_error.start + 1}; {kept}",
+            )
+        )
+        return value
+    if is_unterminated_last:
+        reason = "truncated last line (no closing newline, not complete JSON)"
+    else:
+        reason = f"not valid JSON ({_describe_json_error(error)})"
+    issues.append(ParseIssue(file=file, line=number, reason=reason))
+    return None
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def read_json_document(data: bytes, file: str) -> tuple[Any, list[ParseIssue]]:
+    """Parse a whole JSON document; on a syntax error, the issue names the line."""
+    issues: list[ParseIssue] = []
+    try:
+        return orjson.loads(data), issues
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        text = data.decode("utf-8", errors="replace")
+        issues.append(
+            ParseIssue(
+                file=file,
+                line=data.count(b"\n", 0, error.start) + 1,
+                reason="bytes that are not UTF-8; replaced with U+FFFD",
+            )
+        )
+    try:
+        return json.loads(text), issues
+    except json.JSONDecodeError as error:
+        issues.append(ParseIssue(file=file, line=error.lineno, reason=f"not valid JSON ({error.msg})"))
+        return None, issues
+
+
+def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterator[tuple[int, Any]]:
+    """Yield the elements of a top-level JSON array with the line each starts on.
+
+    A broken element ends the walk with an issue; every element before it is kept.
+    """
+    text = data.decode("utf-8", errors="replace")
+    decoder = json.JSONDecoder()
+    index = _skip_space(text, 0)
+    if not text.startswith("[", index):
+        issues.append(ParseIssue(file=file, line=_line_of(text, index), reason="not a JSON array"))
+        return
+    index = _skip_space(text, index + 1)
+    if text.startswith("]", index):
+        return
+    while index < len(text):
+        try:
+            value, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as error:
+            issues.append(
+                ParseIssue(file=file, line=error.lineno, reason=f"not valid JSON ({error.msg})")
+            )
+            return
+        yield _line_of(text, index), value
+        index = _skip_space(text, end)
+        if text.startswith("]", index):
+            return
+        if not text.startswith(",", index):
+            issues.append(
+                ParseIssue(
+                    file=file,
+                    line=_line_of(text, index),
+                    reason="not valid JSON (expected ',' or ']' between array elements)",
+                )
+            )
+            return
+        index = _skip_space(text, index + 1)
+    issues.append(ParseIssue(file=file, line=_line_of(text, index), reason="truncated JSON array"))
+
+
+def _skip_space(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+def timestamp(value: Any) -> str | None:
+    """The value if it is an ISO 8601 timestamp the models accept, else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return value

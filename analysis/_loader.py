@@ -1,0 +1,229 @@
+"""One entry point for every input: files or folders, sniffed by content, never aborting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from ._catalog import catalog_from_document, looks_like_catalog
+from ._claude_code import SUBAGENTS_DIR, looks_like_claude_code, parse_claude_code, skip_unneeded_line
+from ._jsonio import iter_json_array, read_json_document, read_jsonl
+from ._models import LoadResult, ParseIssue, Session, ToolCatalog
+from ._openai import looks_like_trajectory, parse_trajectory
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_SNIFF_LINES = 50
+
+
+def _is_attached_subagent_file(path: Path) -> bool:
+    """``<session>/subagents/agent-x.jsonl`` beside ``<session>.jsonl`` belongs to that session."""
+    folder = path.parent
+    return (
+        folder.name == SUBAGENTS_DIR
+        and path.name.startswith("agent-")
+        and folder.parent.with_suffix(".jsonl").is_file()
+    )
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[ParseIssue]]:
+    """Expand folders recursively into transcript-like files, each with its display name."""
+    found: list[tuple[Path, str]] = []
+    issues: list[ParseIssue] = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                relative = child.relative_to(path)
+                if any(part.startswith(".") for part in relative.parts):
+                    continue
+                if (
+                    child.is_file()
+                    and child.suffix in TRANSCRIPT_SUFFIXES
+                    and not _is_attached_subagent_file(child)
+                ):
+                    found.append((child, str(Path(given) / relative)))
+        elif path.is_file():
+            found.append((path, str(given)))
+        else:
+            issues.append(ParseIssue(file=str(given), reason="no such file or folder"))
+    return found, issues
+
+
+def _first_records(data: bytes) -> list[Any]:
+    sample = read_jsonl(data[: 1 << 20], "sniff").items[:_SNIFF_LINES]
+    return [record for _, record in sample]
+
+
+def _is_json_document(data: bytes) -> bool:
+    """A whole-file JSON value (array, or a pretty-printed object), as opposed to JSON Lines."""
+    head = data.lstrip()[:1]
+    if head == b"[":
+        return True
+    if head != b"{":
+        return False
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        lines = [line for line in data.split(b"\n", _SNIFF_LINES)[:-1] if line.strip()][:5]
+        return not any(_parses_as_object(line) for line in lines)
+    return not looks_like_claude_code(value)
+
+
+def _parses_as_object(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+class _Loader:
+    def __init__(self) -> None:
+        self.result = LoadResult()
+        self.catalogs_by_folder: dict[Path, list[ToolCatalog]] = {}
+        self.openai_by_folder: dict[Path, list[Session]] = {}
+
+    def load_file(self, path: Path, display: str) -> None:
+        self.result.files_read += 1
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            self._issue(display, None, f"cannot be read ({error.strerror})")
+            return
+        if not data.strip():
+            self._issue(display, None, "is empty")
+            return
+        if _is_json_document(data):
+            self._load_json_document(path, display, data)
+        else:
+            self._load_jsonl(path, display, data)
+
+    def _issue(self, file: str, line: int | None, reason: str) -> None:
+        self.result.issues.append(ParseIssue(file=file, line=line, reason=reason))
+
+    def _add_session(self, raw: dict[str, Any], folder: Path) -> None:
+        try:
+            session = Session.model_validate(raw)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            self._issue(raw.get("source", "?"), None, f"session could not be built ({where}: {first['msg']})")
+            return
+        self.result.sessions.append(session)
+        if session.format == "openai" and session.catalog is None:
+            self.openai_by_folder.setdefault(folder, []).append(session)
+
+    def _load_jsonl(self, path: Path, display: str, data: bytes) -> None:
+        sample = _first_records(data)
+        if any(looks_like_claude_code(record) for record in sample):
+            records = read_jsonl(data, display, skip_unneeded_line)
+            raw = parse_claude_code(path, display, records)
+            if raw is None:
+                self.result.issues.extend(records.issues)
+                self._issue(display, None, "is a Claude Code transcript with no conversation in it")
+                return
+            self._add_session(raw, path.parent)
+        elif any(looks_like_trajectory(record) for record in sample):
+            records = read_jsonl(data, display)
+            self.result.issues.extend(records.issues)
+            for position, (line, item) in enumerate(records.items):
+                self._add_trajectory(item, display, line, path, position)
+        else:
+            self._not_a_transcript(display)
+
+    def _add_trajectory(self, item: Any, display: str, line: int, path: Path, position: int) -> None:
+        issues: list[ParseIssue] = []
+        raw = parse_trajectory(item, display, line, path.stem, position, issues)
+        if raw is None:
+            self.result.issues.extend(issues)
+            return
+        raw["issues"] = [issue.model_dump() for issue in issues]
+        self._add_session(raw, path.parent)
+
+    def _load_json_document(self, path: Path, display: str, data: bytes) -> None:
+        if data.lstrip()[:1] == b"[":
+            issues: list[ParseIssue] = []
+            items = list(iter_json_array(data, display, issues))
+            self.result.issues.extend(issues)
+            values = [value for _, value in items]
+            if values and looks_like_catalog(values):
+                self._add_catalog(values, display, path.parent)
+            elif values and looks_like_trajectory(values):
+                self._add_trajectory(values, display, items[0][0], path, 0)
+            elif any(looks_like_trajectory(value) for value in values):
+                for position, (line, value) in enumerate(items):
+                    self._add_trajectory(value, display, line, path, position)
+            elif not issues:
+                self._not_a_transcript(display)
+            return
+        document, issues = read_json_document(data, display)
+        self.result.issues.extend(issues)
+        if document is None:
+            return
+        if looks_like_catalog(document):
+            self._add_catalog(document, display, path.parent)
+        elif looks_like_trajectory(document):
+            self._add_trajectory(document, display, 1, path, 0)
+        else:
+            self._not_a_transcript(display)
+
+    def _add_catalog(self, document: Any, display: str, folder: Path) -> None:
+        catalog = catalog_from_document(document, display, "trace", self.result.issues)
+        self.result.catalogs.append(catalog)
+        self.catalogs_by_folder.setdefault(folder, []).append(catalog)
+
+    def _not_a_transcript(self, display: str) -> None:
+        self._issue(
+            display,
+            None,
+            "is not a transcript this workbench reads (Claude Code JSONL, OpenAI-format "
+            "trajectories) nor a tool catalog",
+        )
+
+    def attach_catalogs(self, explicit: ToolCatalog | None) -> None:
+        """Give OpenAI-format sessions without a catalog the one beside them (or the explicit one)."""
+        for folder, sessions in self.openai_by_folder.items():
+            beside = self.catalogs_by_folder.get(folder, [])
+            catalog = explicit or (beside[0] if len(beside) == 1 else None)
+            for session in sessions:
+                session.catalog = catalog
+
+
+def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """Read a catalog file (OpenAI function list, Anthropic tool list, or ``{"tools": [...]}``)."""
+    display = str(path)
+    try:
+        data = Path(path).expanduser().read_bytes()
+    except OSError as error:
+        return None, [ParseIssue(file=display, reason=f"cannot be read ({error.strerror})")]
+    document, issues = read_json_document(data, display)
+    if document is None:
+        return None, issues
+    if not looks_like_catalog(document):
+        issues.append(ParseIssue(file=display, reason="is not a list of tool definitions"))
+        return None, issues
+    return catalog_from_document(document, display, "trace", issues), issues
+
+
+def load(paths: Iterable[str | Path], catalog: str | Path | None = None) -> LoadResult:
+    """Load every transcript under ``paths``; problems become issues, never exceptions.
+
+    OpenAI-format trajectories get the tool catalog found beside them in the same folder,
+    or ``catalog`` when it is given.
+    """
+    loader = _Loader()
+    files, issues = discover(paths)
+    loader.result.issues.extend(issues)
+    explicit = None
+    if catalog is not None:
+        explicit, catalog_issues = load_catalog(catalog)
+        loader.result.issues.extend(catalog_issues)
+        if explicit is not None:
+            loader.result.catalogs.append(explicit)
+    for path, display in files:
+        loader.load_file(path, display)
+    loader.attach_catalogs(explicit)
+    return loader.result

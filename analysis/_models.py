@@ -1,0 +1,209 @@
+"""The data model every part of the workbench speaks: sessions, turns, tool calls, catalogs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SessionFormat = Literal["claude-code", "claude-code-legacy", "openai"]
+Provenance = Literal["baseline", "live", "trace"]
+SubagentSource = Literal["file", "progress", "sidechain"]
+EventKind = Literal[
+    "background_task",
+    "queued_message",
+    "interrupt",
+    "compaction",
+    "local_command",
+    "user_interjection",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ParseIssue(_Model):
+    """Something in an input file that could not be used; the rest of the file still loads."""
+
+    file: str
+    line: int | None = None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
+
+
+class ToolDef(_Model):
+    """One tool on the menu the agent chose from."""
+
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    provenance: Provenance = "trace"
+
+
+class ToolCatalog(_Model):
+    """The tools available to the agent, and where and when that list was captured."""
+
+    tools: list[ToolDef] = Field(default_factory=list)
+    source: str | None = None
+    captured_at: datetime | None = None
+
+    def names(self) -> list[str]:
+        return [tool.name for tool in self.tools]
+
+    def get(self, name: str) -> ToolDef | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+
+class Usage(_Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+
+class ToolResult(_Model):
+    content: str = ""
+    is_error: bool = False
+
+
+class ToolCall(_Model):
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    result: ToolResult | None = None
+    timestamp: datetime | None = None
+    line: int | None = None
+    subagent: SubagentRun | None = None
+
+
+class AssistantMessage(_Model):
+    """One model response; parallel tool calls share one message."""
+
+    id: str
+    model: str | None = None
+    text: str = ""
+    thinking: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage | None = None
+    timestamp: datetime | None = None
+
+
+class SubagentRun(_Model):
+    """What a spawned subagent did, attached to the call that spawned it."""
+
+    agent_id: str | None = None
+    source: SubagentSource
+    prompt: str = ""
+    messages: list[AssistantMessage] = Field(default_factory=list)
+
+    def tool_calls(self) -> Iterator[ToolCall]:
+        for message in self.messages:
+            yield from message.tool_calls
+
+
+class TurnEvent(_Model):
+    """Something that happened during a turn that is not a turn of its own."""
+
+    kind: EventKind
+    text: str = ""
+    timestamp: datetime | None = None
+    line: int | None = None
+
+
+class Turn(_Model):
+    """One message the human typed, plus everything the agent did until the next one."""
+
+    index: int
+    ask: str
+    command: str | None = None
+    expanded_prompt: str | None = None
+    timestamp: datetime | None = None
+    line: int | None = None
+    messages: list[AssistantMessage] = Field(default_factory=list)
+    events: list[TurnEvent] = Field(default_factory=list)
+
+    def tool_calls(self) -> Iterator[ToolCall]:
+        for message in self.messages:
+            yield from message.tool_calls
+
+    def subagent_tool_calls(self) -> Iterator[ToolCall]:
+        for call in self.tool_calls():
+            if call.subagent is not None:
+                yield from call.subagent.tool_calls()
+
+
+class Session(_Model):
+    session_id: str
+    source: str
+    format: SessionFormat
+    title: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    agent_version: str | None = None
+    system_prompt: str | None = None
+    catalog: ToolCatalog | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    turns: list[Turn] = Field(default_factory=list)
+    detached_subagents: list[SubagentRun] = Field(default_factory=list)
+    issues: list[ParseIssue] = Field(default_factory=list)
+
+    def tool_calls(self) -> Iterator[ToolCall]:
+        for turn in self.turns:
+            yield from turn.tool_calls()
+
+    def subagent_tool_calls(self) -> Iterator[ToolCall]:
+        for turn in self.turns:
+            yield from turn.subagent_tool_calls()
+        for run in self.detached_subagents:
+            yield from run.tool_calls()
+
+    def tool_call_counts(self) -> dict[str, int]:
+        return dict(Counter(call.name for call in self.tool_calls()))
+
+    def subagent_tool_call_counts(self) -> dict[str, int]:
+        return dict(Counter(call.name for call in self.subagent_tool_calls()))
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for turn in self.turns:
+            for message in turn.messages:
+                if message.usage is not None:
+                    total = total + message.usage
+        return total
+
+    def models(self) -> list[str]:
+        seen = dict.fromkeys(
+            message.model for turn in self.turns for message in turn.messages if message.model
+        )
+        return list(seen)
+
+
+class LoadResult(_Model):
+    """Everything a load produced: sessions, catalogs found beside them, and file-level issues."""
+
+    sessions: list[Session] = Field(default_factory=list)
+    catalogs: list[ToolCatalog] = Field(default_factory=list)
+    issues: list[ParseIssue] = Field(default_factory=list)
+    files_read: int = 0
+
+    def all_issues(self) -> list[ParseIssue]:
+        return [*self.issues, *(issue for s in self.sessions for issue in s.issues)]
+
+
+ToolCall.model_rebuild()

@@ -1,0 +1,74 @@
+"""``tsq``: the scripting face of the workbench."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ._loader import load
+from ._report import IngestReport, ingest_report
+
+EXIT_NOTHING_LOADED = 2
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "none"
+
+
+def _print_report(report: IngestReport) -> None:
+    for session in report.sessions:
+        total = sum(session.tool_calls.values())
+        click.echo(f"{session.session_id}  [{session.format}]  {session.source}")
+        click.echo(f"  turns: {session.turns}")
+        click.echo(f"  tool calls: {total} ({_counts(session.tool_calls)})")
+        sub_total = sum(session.subagent_tool_calls.values())
+        click.echo(f"  subagent tool calls: {sub_total} ({_counts(session.subagent_tool_calls)})")
+        click.echo(f"  parse issues: {len(session.issues)}")
+        for issue in session.issues:
+            click.echo(f"    {issue}")
+    for issue in report.totals.file_issues:
+        click.echo(f"{issue}", err=True)
+    totals = report.totals
+    click.echo(
+        f"{totals.sessions} sessions, {totals.turns} turns, "
+        f"{sum(totals.tool_calls.values())} tool calls, "
+        f"{sum(totals.subagent_tool_calls.values())} subagent tool calls, "
+        f"{totals.issues} issues, from {totals.files} files"
+    )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tsq-workbench")
+def cli() -> None:
+    """TSQ Workbench: judge a coding agent's tool choices."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@click.option(
+    "--catalog",
+    type=click.Path(dir_okay=False),
+    help="Tool catalog for OpenAI-format trajectories (default: the one beside them).",
+)
+def ingest(paths: tuple[str, ...], as_json: bool, catalog: str | None) -> None:
+    """Load transcripts (files or folders) and print what was found per session.
+
+    Exit status: 0 when at least one session was loaded (with or without issues),
+    2 when nothing could be loaded.
+    """
+    result = load(paths, catalog=catalog)
+    report = ingest_report(result)
+    if as_json:
+        click.echo(report.model_dump_json())
+    else:
+        _print_report(report)
+    if not result.sessions:
+        if not as_json:
+            click.echo("Nothing could be loaded from the given paths.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+
+
+def main() -> None:
+    cli()
