@@ -56,7 +56,8 @@ def catalog_from_entries(
         if fields is None:
             issues.append(
                 ParseIssue(
-                    file=source, reason=f"catalog entry {position} is not a tool definition; skipped"
+                    file=source,
+                    reason=f"catalog entry {position} is not a tool definition; skipped",
                 )
             )
             continue

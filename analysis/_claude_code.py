@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from ._jsonio import Records, read_jsonl, timestamp
-from ._models import ParseIssue, Session, SubagentRun
+from ._models import ParseIssue
 
 CONVERSATION_TYPES = frozenset({"user", "assistant"})
-OTHER_TYPES = frozenset({"progress", "file-history-snapshot", "queue-operation", "system", "summary"})
+OTHER_TYPES = frozenset(
+    {"progress", "file-history-snapshot", "queue-operation", "system", "summary"}
+)
 SUBAGENTS_DIR = "subagents"
 
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -171,9 +173,13 @@ class ConversationBuilder:
             self._add_system(line, record)
         elif kind == "queue-operation":
             content = record.get("content")
-            if record.get("operation") == "enqueue" and isinstance(content, str):
-                if not content.lstrip().startswith("<task-notification>"):
-                    self._event("queued_message", content, record, line)
+            # Task notifications arrive again as user records; keep only what a person typed.
+            if (
+                record.get("operation") == "enqueue"
+                and isinstance(content, str)
+                and not content.lstrip().startswith("<task-notification>")
+            ):
+                self._event("queued_message", content, record, line)
 
     def _issue(self, line: int, reason: str) -> None:
         self.issues.append(ParseIssue(file=self.file, line=line, reason=reason))
@@ -198,7 +204,12 @@ class ConversationBuilder:
 
     def _event(self, kind: str, text: str, record: dict[str, Any], line: int) -> None:
         self._current_turn(line, record)["events"].append(
-            {"kind": kind, "text": text, "timestamp": timestamp(record.get("timestamp")), "line": line}
+            {
+                "kind": kind,
+                "text": text,
+                "timestamp": timestamp(record.get("timestamp")),
+                "line": line,
+            }
         )
 
     # -- user --------------------------------------------------------------------------------
@@ -222,12 +233,12 @@ class ConversationBuilder:
         if record.get("isCompactSummary"):
             self._event("compaction", text, record, line)
             return
-        if self._is_command_expansion(record):
+        kind = _classify_user_text(text)
+        if kind == "turn" and self._is_command_expansion(record):
             self.turns[-1]["expanded_prompt"] = text
             return
         if record.get("isMeta"):
             return
-        kind = _classify_user_text(text)
         if kind == "turn":
             self._command_uuid = None
             self._new_turn(text, None, record, line)
@@ -506,7 +517,11 @@ def _attach_subagents(
         else:
             prompt = call["input"].get("prompt")
             run = next(
-                (s for s in unclaimed_sidechains if prompt and s["prompt"].strip() == str(prompt).strip()),
+                (
+                    s
+                    for s in unclaimed_sidechains
+                    if prompt and s["prompt"].strip() == str(prompt).strip()
+                ),
                 None,
             )
             if run is not None:

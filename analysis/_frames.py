@@ -9,7 +9,7 @@ import polars as pl
 
 from ._models import Session, ToolCall
 
-SESSION_SCHEMA = {
+SESSION_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "source": pl.String,
     "format": pl.String,
@@ -25,7 +25,7 @@ SESSION_SCHEMA = {
     "issues": pl.Int64,
 }
 
-TURN_SCHEMA = {
+TURN_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "turn_index": pl.Int64,
     "ask": pl.String,
@@ -41,7 +41,7 @@ TURN_SCHEMA = {
     "events": pl.Int64,
 }
 
-TOOL_CALL_SCHEMA = {
+TOOL_CALL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "turn_index": pl.Int64,
     "call_id": pl.String,
@@ -136,7 +136,9 @@ def tool_calls_frame(sessions: Sequence[Session]) -> pl.DataFrame:
             for message in turn.messages:
                 for call in message.tool_calls:
                     rows.append(
-                        _call_row(session.session_id, turn.index, call, len(message.tool_calls), None)
+                        _call_row(
+                            session.session_id, turn.index, call, len(message.tool_calls), None
+                        )
                     )
                     if call.subagent is None:
                         continue

@@ -127,7 +127,13 @@ def read_json_document(data: bytes, file: str) -> tuple[Any, list[ParseIssue]]:
     try:
         return json.loads(text), issues
     except json.JSONDecodeError as error:
-        issues.append(ParseIssue(file=file, line=error.lineno, reason=f"not valid JSON ({error.msg})"))
+        issues.append(
+            ParseIssue(
+                file=file,
+                line=error.lineno,
+                reason=f"not valid JSON ({error.msg}: column {error.colno})",
+            )
+        )
         return None, issues
 
 
@@ -150,7 +156,11 @@ def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterato
             value, end = decoder.raw_decode(text, index)
         except json.JSONDecodeError as error:
             issues.append(
-                ParseIssue(file=file, line=error.lineno, reason=f"not valid JSON ({error.msg})")
+                ParseIssue(
+                    file=file,
+                    line=error.lineno,
+                    reason=f"not valid JSON ({error.msg}: column {error.colno})",
+                )
             )
             return
         yield _line_of(text, index), value

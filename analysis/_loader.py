@@ -10,7 +10,12 @@ import orjson
 from pydantic import ValidationError
 
 from ._catalog import catalog_from_document, looks_like_catalog
-from ._claude_code import SUBAGENTS_DIR, looks_like_claude_code, parse_claude_code, skip_unneeded_line
+from ._claude_code import (
+    SUBAGENTS_DIR,
+    looks_like_claude_code,
+    parse_claude_code,
+    skip_unneeded_line,
+)
 from ._jsonio import iter_json_array, read_json_document, read_jsonl
 from ._models import LoadResult, ParseIssue, Session, ToolCatalog
 from ._openai import looks_like_trajectory, parse_trajectory
@@ -110,7 +115,11 @@ class _Loader:
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
-            self._issue(raw.get("source", "?"), None, f"session could not be built ({where}: {first['msg']})")
+            self._issue(
+                raw.get("source", "?"),
+                None,
+                f"session could not be built ({where}: {first['msg']})",
+            )
             return
         self.result.sessions.append(session)
         if session.format == "openai" and session.catalog is None:
@@ -134,7 +143,9 @@ class _Loader:
         else:
             self._not_a_transcript(display)
 
-    def _add_trajectory(self, item: Any, display: str, line: int, path: Path, position: int) -> None:
+    def _add_trajectory(
+        self, item: Any, display: str, line: int, path: Path, position: int
+    ) -> None:
         issues: list[ParseIssue] = []
         raw = parse_trajectory(item, display, line, path.stem, position, issues)
         if raw is None:
@@ -184,7 +195,7 @@ class _Loader:
         )
 
     def attach_catalogs(self, explicit: ToolCatalog | None) -> None:
-        """Give OpenAI-format sessions without a catalog the one beside them (or the explicit one)."""
+        """Give catalog-less OpenAI-format sessions the explicit catalog, or the one beside them."""
         for folder, sessions in self.openai_by_folder.items():
             beside = self.catalogs_by_folder.get(folder, [])
             catalog = explicit or (beside[0] if len(beside) == 1 else None)

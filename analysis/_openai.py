@@ -152,6 +152,6 @@ def parse_trajectory(
         "turns": builder.turns,
     }
     tools = item.get("tools") if isinstance(item, dict) else None
-    if looks_like_catalog(tools):
+    if isinstance(tools, list) and looks_like_catalog(tools):
         session["catalog"] = catalog_from_entries(tools, file, "trace", issues)
     return session
