@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ._jsonio import Records, read_jsonl, timestamp
-from ._models import ParseIssue
+from ._context import ParseContext
+from ._jsonio import iter_jsonl, timestamp
 
 CONVERSATION_TYPES = frozenset({"user", "assistant"})
 OTHER_TYPES = frozenset(
@@ -35,6 +35,8 @@ _LOCAL_COMMAND_MARKERS = (
 )
 _PROGRESS_TYPE = b'"type":"progress"'
 _MESSAGE_KEY = b'"message":'
+_TOOL_USE_RESULT_KEY = b',"toolUseResult":'
+_AGENT_ID_KEY = b'"agentId":"'
 
 
 def skip_unneeded_line(line: bytes) -> bool:
@@ -53,6 +55,26 @@ def skip_unneeded_line(line: bytes) -> bool:
     if message_at != -1 and message_at < position:
         return False
     return b"agent_progress" not in line
+
+
+def trim_tool_use_result(line: bytes) -> bytes:
+    """Cut the ``toolUseResult`` tail off a tool-result record, keeping only its ``agentId``.
+
+    ``toolUseResult`` repeats the tool's output (whole files for Read and Edit), a quarter of a
+    real transcript's bytes; it follows ``message``, ``uuid`` and ``timestamp`` in each record.
+    """
+    position = line.find(_TOOL_USE_RESULT_KEY)
+    if position == -1 or line.find(_MESSAGE_KEY) > position:
+        return line
+    start = line.find(_AGENT_ID_KEY, position)
+    if start == -1 or line[start - 1] == 0x5C:  # absent, or inside a string (escaped quote)
+        return line[:position] + b"}"
+    start += len(_AGENT_ID_KEY)
+    end = line.find(b'"', start)
+    agent_id = line[start:end]
+    if end == -1 or b"\\" in agent_id:
+        return line
+    return line[:position] + b',"toolUseResult":{"agentId":"' + agent_id + b'"}}'
 
 
 def looks_like_claude_code(record: Any) -> bool:
@@ -141,9 +163,8 @@ class ConversationBuilder:
     building a model per record.
     """
 
-    def __init__(self, file: str, issues: list[ParseIssue]) -> None:
-        self.file = file
-        self.issues = issues
+    def __init__(self, context: ParseContext) -> None:
+        self.context = context
         self.turns: list[dict[str, Any]] = []
         self.calls: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
@@ -163,7 +184,7 @@ class ConversationBuilder:
         if kind in CONVERSATION_TYPES:
             message = record.get("message")
             if not isinstance(message, dict):
-                self._issue(line, f"'{kind}' record without a message object; skipped")
+                self.context.issue(line, f"'{kind}' record without a message object; skipped")
                 return
             if kind == "user":
                 self._add_user(line, record, message)
@@ -180,9 +201,6 @@ class ConversationBuilder:
                 and not content.lstrip().startswith("<task-notification>")
             ):
                 self._event("queued_message", content, record, line)
-
-    def _issue(self, line: int, reason: str) -> None:
-        self.issues.append(ParseIssue(file=self.file, line=line, reason=reason))
 
     def _current_turn(self, line: int, record: dict[str, Any]) -> dict[str, Any]:
         if not self.turns:
@@ -217,7 +235,9 @@ class ConversationBuilder:
     def _add_user(self, line: int, record: dict[str, Any], message: dict[str, Any]) -> None:
         content = message.get("content")
         if not isinstance(content, str | list):
-            self._issue(line, "user message content is neither text nor a list of blocks; skipped")
+            self.context.issue(
+                line, "user message content is neither text nor a list of blocks; skipped"
+            )
             return
         has_results = False
         if isinstance(content, list):
@@ -268,12 +288,11 @@ class ConversationBuilder:
         call_id = block.get("tool_use_id")
         call = self.calls.get(call_id) if isinstance(call_id, str) else None
         if call is None:
-            self._issue(line, f"tool result for a call not in this transcript ({call_id!r})")
+            self.context.issue(line, f"tool result for a call not in this transcript ({call_id!r})")
             return
-        call["result"] = {
-            "content": result_text(block.get("content")),
-            "is_error": block.get("is_error") is True,
-        }
+        call["result"] = self.context.tool_result(
+            result_text(block.get("content")), block.get("is_error") is True
+        )
         extra = record.get("toolUseResult")
         if isinstance(extra, dict) and isinstance(extra.get("agentId"), str):
             self.agent_ids[call["id"]] = extra["agentId"]
@@ -303,7 +322,9 @@ class ConversationBuilder:
             entry["text"] = _join(entry["text"], content)
             return
         if not isinstance(content, list):
-            self._issue(line, "assistant message content is neither text nor a list of blocks")
+            self.context.issue(
+                line, "assistant message content is neither text nor a list of blocks"
+            )
             return
         for block in content:
             if isinstance(block, dict):
@@ -320,13 +341,15 @@ class ConversationBuilder:
         elif kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
             if not isinstance(call_id, str) or not isinstance(name, str):
-                self._issue(line, "tool_use block without a string id and name; skipped")
+                self.context.issue(line, "tool_use block without a string id and name; skipped")
                 return
             if call_id in self.calls:
                 return
             arguments = block.get("input")
             if not isinstance(arguments, dict):
-                self._issue(line, f"tool_use {call_id} input is not an object; kept as 'value'")
+                self.context.issue(
+                    line, f"tool_use {call_id} input is not an object; kept as 'value'"
+                )
                 arguments = {"value": arguments}
             call = {
                 "id": call_id,
@@ -358,10 +381,9 @@ def build_subagent(
     records: list[tuple[int, dict[str, Any]]],
     source: str,
     agent_id: str | None,
-    file: str,
-    issues: list[ParseIssue],
+    context: ParseContext,
 ) -> dict[str, Any]:
-    builder = ConversationBuilder(file, issues)
+    builder = ConversationBuilder(context)
     for line, record in records:
         builder.add(line, record)
     prompt = builder.turns[0]["ask"] if builder.turns else ""
@@ -388,9 +410,10 @@ def _sidechain_groups(
     return list(groups.values())
 
 
-def _progress_records(
+def _progress_record(
     data: dict[str, Any], record: dict[str, Any]
 ) -> tuple[str | None, dict[str, Any] | None]:
+    """The subagent message inside an ``agent_progress`` record, shaped like a transcript line."""
     inner = data.get("message")
     if not isinstance(inner, dict):
         return None, None
@@ -418,32 +441,31 @@ class _FileParts:
         self.first: dict[str, Any] = {}
 
 
-def _sort_records(records: Records, file: str, issues: list[ParseIssue]) -> _FileParts:
-    parts = _FileParts()
-    for line, record in records.items:
-        if not isinstance(record, dict):
-            issues.append(ParseIssue(file=file, line=line, reason="record is not a JSON object"))
-            continue
-        kind = record.get("type")
-        if kind not in CONVERSATION_TYPES and kind not in OTHER_TYPES:
-            issues.append(ParseIssue(file=file, line=line, reason=f"unknown record type {kind!r}"))
-            continue
-        for key, counter in (("sessionId", parts.session_ids), ("version", parts.versions)):
-            if isinstance(record.get(key), str):
-                counter[record[key]] += 1
-        for key in ("cwd", "gitBranch", "version"):
-            if key not in parts.first and isinstance(record.get(key), str):
-                parts.first[key] = record[key]
-        if kind == "summary":
-            if isinstance(record.get("summary"), str):
-                parts.summaries.append(record["summary"])
-        elif kind == "progress":
-            _sort_progress(line, record, parts)
-        elif record.get("isSidechain") is True:
-            parts.sidechain.append((line, record))
-        else:
-            parts.main.append((line, record))
-    return parts
+def _sort_record(line: int, record: Any, parts: _FileParts, context: ParseContext) -> bool:
+    """File a record where it belongs; True when it is main-chain conversation."""
+    if not isinstance(record, dict):
+        context.issue(line, "record is not a JSON object")
+        return False
+    kind = record.get("type")
+    if kind not in CONVERSATION_TYPES and kind not in OTHER_TYPES:
+        context.issue(line, f"unknown record type {kind!r}")
+        return False
+    for key, counter in (("sessionId", parts.session_ids), ("version", parts.versions)):
+        if isinstance(record.get(key), str):
+            counter[record[key]] += 1
+    for key in ("cwd", "gitBranch", "version"):
+        if key not in parts.first and isinstance(record.get(key), str):
+            parts.first[key] = record[key]
+    if kind == "summary":
+        if isinstance(record.get("summary"), str):
+            parts.summaries.append(record["summary"])
+    elif kind == "progress":
+        _sort_progress(line, record, parts)
+    elif record.get("isSidechain") is True:
+        parts.sidechain.append((line, record))
+    else:
+        return True
+    return False
 
 
 def _sort_progress(line: int, record: dict[str, Any], parts: _FileParts) -> None:
@@ -453,12 +475,31 @@ def _sort_progress(line: int, record: dict[str, Any], parts: _FileParts) -> None
         return
     if not isinstance(parent, str):
         return
-    agent_id, normalized = _progress_records(data, record)
+    agent_id, normalized = _progress_record(data, record)
     if normalized is None:
         return
     parts.progress[parent].append((line, normalized))
     if agent_id:
         parts.progress_agent[parent] = agent_id
+
+
+def read_transcript(
+    data: bytes, context: ParseContext, builder: ConversationBuilder | None = None
+) -> _FileParts:
+    """Stream a transcript's records: main-chain conversation straight into ``builder``
+    (everything, when it is None, is kept in the parts), the rest sorted into parts.
+
+    Lines that no part of the workbench reads are skipped or trimmed before parsing.
+    """
+    parts = _FileParts()
+    lines = iter_jsonl(data, context.file, context.issues, skip_unneeded_line, trim_tool_use_result)
+    for line, record in lines:
+        if _sort_record(line, record, parts, context):
+            if builder is not None:
+                builder.add(line, record)
+            else:
+                parts.main.append((line, record))
+    return parts
 
 
 def _subagent_files(path: Path) -> list[Path]:
@@ -474,19 +515,14 @@ def _display(child: Path, parent: Path, parent_display: str) -> str:
     return str(Path(parent_display).parent / relative)
 
 
-def _load_subagent_files(
-    path: Path, display: str, issues: list[ParseIssue]
-) -> dict[str, dict[str, Any]]:
+def _load_subagent_files(path: Path, context: ParseContext) -> dict[str, dict[str, Any]]:
     runs: dict[str, dict[str, Any]] = {}
     for file in _subagent_files(path):
-        file_display = _display(file, path, display)
-        records = read_jsonl(file.read_bytes(), file_display, skip_unneeded_line)
-        issues.extend(records.issues)
-        parts = _sort_records(records, file_display, issues)
+        file_context = context.for_file(_display(file, path, context.file))
+        parts = read_transcript(file.read_bytes(), file_context)
         agent_id = file.stem.removeprefix("agent-")
-        conversation = parts.main + parts.sidechain
-        conversation.sort(key=lambda item: item[0])
-        runs[agent_id] = build_subagent(conversation, "file", agent_id, file_display, issues)
+        conversation = sorted(parts.main + parts.sidechain, key=lambda item: item[0])
+        runs[agent_id] = build_subagent(conversation, "file", agent_id, file_context)
     return runs
 
 
@@ -494,35 +530,28 @@ def _attach_subagents(
     builder: ConversationBuilder,
     parts: _FileParts,
     file_runs: dict[str, dict[str, Any]],
-    file: str,
-    issues: list[ParseIssue],
+    context: ParseContext,
 ) -> list[dict[str, Any]]:
     """Give each spawning call its subagent run; return the runs no call claims.
 
     A subagent's own file wins over its ``agent_progress`` copy, so nothing counts twice.
     """
     file_agent_ids = set(file_runs)
-    sidechains = [
-        build_subagent(group, "sidechain", None, file, issues)
+    unclaimed_sidechains = [
+        build_subagent(group, "sidechain", None, context)
         for group in _sidechain_groups(parts.sidechain)
     ]
-    unclaimed_sidechains = list(sidechains)
     for call_id, call in builder.calls.items():
         agent_id = builder.agent_ids.get(call_id) or parts.progress_agent.get(call_id)
         run = None
         if agent_id and agent_id in file_runs:
             run = file_runs.pop(agent_id)
         elif call_id in parts.progress:
-            run = build_subagent(parts.progress.pop(call_id), "progress", agent_id, file, issues)
+            run = build_subagent(parts.progress[call_id], "progress", agent_id, context)
         else:
-            prompt = call["input"].get("prompt")
+            prompt = str(call["input"].get("prompt") or "").strip()
             run = next(
-                (
-                    s
-                    for s in unclaimed_sidechains
-                    if prompt and s["prompt"].strip() == str(prompt).strip()
-                ),
-                None,
+                (s for s in unclaimed_sidechains if prompt and s["prompt"].strip() == prompt), None
             )
             if run is not None:
                 unclaimed_sidechains.remove(run)
@@ -531,23 +560,18 @@ def _attach_subagents(
         parts.progress.pop(call_id, None)
     detached = list(file_runs.values()) + unclaimed_sidechains
     for call_id, records in parts.progress.items():
-        if parts.progress_agent.get(call_id) in file_agent_ids:
-            continue
-        detached.append(
-            build_subagent(records, "progress", parts.progress_agent.get(call_id), file, issues)
-        )
+        agent_id = parts.progress_agent.get(call_id)
+        if agent_id not in file_agent_ids:
+            detached.append(build_subagent(records, "progress", agent_id, context))
     return detached
 
 
-def parse_claude_code(path: Path, display: str, records: Records) -> dict[str, Any] | None:
-    """Build one session (as a dict ready for validation) from a transcript's records."""
-    issues = list(records.issues)
-    parts = _sort_records(records, display, issues)
-    builder = ConversationBuilder(display, issues)
-    for line, record in parts.main:
-        builder.add(line, record)
-    file_runs = _load_subagent_files(path, display, issues)
-    detached = _attach_subagents(builder, parts, file_runs, display, issues)
+def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[str, Any] | None:
+    """Build one session (as a dict ready for validation) from a transcript file's bytes."""
+    builder = ConversationBuilder(context)
+    parts = read_transcript(data, context, builder)
+    file_runs = _load_subagent_files(path, context)
+    detached = _attach_subagents(builder, parts, file_runs, context)
     if not builder.turns and not detached:
         return None
     version = parts.versions.most_common(1)[0][0] if parts.versions else parts.first.get("version")
@@ -555,7 +579,7 @@ def parse_claude_code(path: Path, display: str, records: Records) -> dict[str, A
     session_id = parts.session_ids.most_common(1)[0][0] if parts.session_ids else path.stem
     return {
         "session_id": session_id,
-        "source": display,
+        "source": context.file,
         "format": "claude-code-legacy" if legacy else "claude-code",
         "title": parts.summaries[0] if parts.summaries else None,
         "cwd": parts.first.get("cwd"),
@@ -563,5 +587,5 @@ def parse_claude_code(path: Path, display: str, records: Records) -> dict[str, A
         "agent_version": version,
         "turns": builder.turns,
         "detached_subagents": detached,
-        "issues": [issue.model_dump() for issue in issues],
+        "issues": [issue.model_dump() for issue in context.issues],
     }

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,15 +16,7 @@ import orjson
 from ._models import ParseIssue
 
 LineFilter = Callable[[bytes], bool]
-
-
-@dataclass
-class Records:
-    """Parsed records of one file with their 1-based line numbers, and the issues met."""
-
-    items: list[tuple[int, Any]] = field(default_factory=list)
-    issues: list[ParseIssue] = field(default_factory=list)
-    skipped: int = 0
+LineTrim = Callable[[bytes], bytes]
 
 
 def _looks_intact(line: bytes) -> bool:
@@ -45,9 +36,19 @@ def _describe_json_error(error: Exception) -> str:
     return str(error).replace("line 1 column", "column")
 
 
-def read_jsonl(data: bytes, file: str, skip: LineFilter | None = None) -> Records:
-    """Parse JSON Lines; ``skip`` may drop lines unread, but only ones that look intact."""
-    records = Records()
+def iter_jsonl(
+    data: bytes,
+    file: str,
+    issues: list[ParseIssue],
+    skip: LineFilter | None = None,
+    trim: LineTrim | None = None,
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, value)`` for each JSON line; problems go to ``issues``.
+
+    ``skip`` may drop lines unread, but only ones that look intact. ``trim`` may cut a line
+    down to the part worth parsing; when the cut does not parse, the whole line is parsed.
+    Values are yielded one at a time so that what a caller drops is freed at once.
+    """
     lines = data.split(b"\n")
     last = len(lines)
     if lines and lines[-1] == b"":
@@ -57,16 +58,22 @@ def read_jsonl(data: bytes, file: str, skip: LineFilter | None = None) -> Record
         if not line.strip():
             continue
         if skip is not None and skip(line) and _looks_intact(line):
-            records.skipped += 1
             continue
+        if trim is not None:
+            trimmed = trim(line)
+            if trimmed is not line:
+                try:
+                    yield number, orjson.loads(trimmed)
+                    continue
+                except orjson.JSONDecodeError:
+                    pass
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError as error:
-            value = _recover(line, number, number == last, error, file, records.issues)
+            value = _recover(line, number, number == last, error, file, issues)
             if value is None:
                 continue
-        records.items.append((number, value))
-    return records
+        yield number, value
 
 
 def _recover(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,8 @@ from ._claude_code import (
     parse_claude_code,
     skip_unneeded_line,
 )
-from ._jsonio import iter_json_array, read_json_document, read_jsonl
+from ._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
+from ._jsonio import iter_json_array, iter_jsonl, read_json_document
 from ._models import LoadResult, ParseIssue, Session, ToolCatalog
 from ._openai import looks_like_trajectory, parse_trajectory
 
@@ -58,9 +61,20 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[
     return found, issues
 
 
-def _first_records(data: bytes) -> list[Any]:
-    sample = read_jsonl(data[: 1 << 20], "sniff").items[:_SNIFF_LINES]
-    return [record for _, record in sample]
+def _sniff_lines(data: bytes) -> str | None:
+    """``"claude-code"`` or ``"trajectories"`` from the first lines that parse, else None."""
+    for line in data.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
+        if skip_unneeded_line(line):
+            return "claude-code"
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if looks_like_claude_code(record):
+            return "claude-code"
+        if looks_like_trajectory(record):
+            return "trajectories"
+    return None
 
 
 def _is_json_document(data: bytes) -> bool:
@@ -86,7 +100,8 @@ def _parses_as_object(line: bytes) -> bool:
 
 
 class _Loader:
-    def __init__(self) -> None:
+    def __init__(self, max_result_chars: int | None) -> None:
+        self.max_result_chars = max_result_chars
         self.result = LoadResult()
         self.catalogs_by_folder: dict[Path, list[ToolCatalog]] = {}
         self.openai_by_folder: dict[Path, list[Session]] = {}
@@ -126,32 +141,34 @@ class _Loader:
             self.openai_by_folder.setdefault(folder, []).append(session)
 
     def _load_jsonl(self, path: Path, display: str, data: bytes) -> None:
-        sample = _first_records(data)
-        if any(looks_like_claude_code(record) for record in sample):
-            records = read_jsonl(data, display, skip_unneeded_line)
-            raw = parse_claude_code(path, display, records)
+        kind = _sniff_lines(data)
+        if kind == "claude-code":
+            context = self._context(display)
+            raw = parse_claude_code(path, data, context)
             if raw is None:
-                self.result.issues.extend(records.issues)
+                self.result.issues.extend(context.issues)
                 self._issue(display, None, "is a Claude Code transcript with no conversation in it")
                 return
             self._add_session(raw, path.parent)
-        elif any(looks_like_trajectory(record) for record in sample):
-            records = read_jsonl(data, display)
-            self.result.issues.extend(records.issues)
-            for position, (line, item) in enumerate(records.items):
+        elif kind == "trajectories":
+            lines = iter_jsonl(data, display, self.result.issues)
+            for position, (line, item) in enumerate(lines):
                 self._add_trajectory(item, display, line, path, position)
         else:
             self._not_a_transcript(display)
 
+    def _context(self, display: str) -> ParseContext:
+        return ParseContext(display, [], self.max_result_chars)
+
     def _add_trajectory(
         self, item: Any, display: str, line: int, path: Path, position: int
     ) -> None:
-        issues: list[ParseIssue] = []
-        raw = parse_trajectory(item, display, line, path.stem, position, issues)
+        context = self._context(display)
+        raw = parse_trajectory(item, line, path.stem, position, context)
         if raw is None:
-            self.result.issues.extend(issues)
+            self.result.issues.extend(context.issues)
             return
-        raw["issues"] = [issue.model_dump() for issue in issues]
+        raw["issues"] = [issue.model_dump() for issue in context.issues]
         self._add_session(raw, path.parent)
 
     def _load_json_document(self, path: Path, display: str, data: bytes) -> None:
@@ -219,13 +236,30 @@ def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]
     return catalog_from_document(document, display, "trace", issues), issues
 
 
-def load(paths: Iterable[str | Path], catalog: str | Path | None = None) -> LoadResult:
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Loading allocates millions of acyclic objects that the cyclic collector would rescan."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def load(
+    paths: Iterable[str | Path],
+    catalog: str | Path | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+) -> LoadResult:
     """Load every transcript under ``paths``; problems become issues, never exceptions.
 
     OpenAI-format trajectories get the tool catalog found beside them in the same folder,
-    or ``catalog`` when it is given.
+    or ``catalog`` when it is given. Tool results longer than ``max_result_chars`` are cut
+    to that length (``ToolResult.truncated_from`` keeps the full length); None keeps them whole.
     """
-    loader = _Loader()
+    loader = _Loader(max_result_chars)
     files, issues = discover(paths)
     loader.result.issues.extend(issues)
     explicit = None
@@ -234,7 +268,8 @@ def load(paths: Iterable[str | Path], catalog: str | Path | None = None) -> Load
         loader.result.issues.extend(catalog_issues)
         if explicit is not None:
             loader.result.catalogs.append(explicit)
-    for path, display in files:
-        loader.load_file(path, display)
+    with _cyclic_gc_paused():
+        for path, display in files:
+            loader.load_file(path, display)
     loader.attach_catalogs(explicit)
     return loader.result

@@ -80,6 +80,8 @@ class Usage(_Model):
 class ToolResult(_Model):
     content: str = ""
     is_error: bool = False
+    truncated_from: int | None = None
+    """Full length in characters when ``content`` was cut at load time."""
 
 
 class ToolCall(_Model):

@@ -14,7 +14,7 @@ import orjson
 
 from ._catalog import catalog_from_entries, looks_like_catalog
 from ._claude_code import result_text
-from ._models import ParseIssue
+from ._context import ParseContext
 
 MESSAGE_KEYS = ("traj", "messages")
 
@@ -54,17 +54,16 @@ def _metadata(item: Any) -> dict[str, Any]:
 
 
 class _TrajectoryBuilder:
-    def __init__(self, file: str, line: int, session_id: str, issues: list[ParseIssue]) -> None:
-        self.file = file
+    def __init__(self, context: ParseContext, line: int, session_id: str) -> None:
+        self.context = context
         self.line = line
         self.session_id = session_id
-        self.issues = issues
         self.turns: list[dict[str, Any]] = []
         self.calls: dict[str, dict[str, Any]] = {}
         self.system_prompt: str | None = None
 
     def _issue(self, reason: str) -> None:
-        self.issues.append(ParseIssue(file=self.file, line=self.line, reason=reason))
+        self.context.issue(self.line, reason)
 
     def _turn(self) -> dict[str, Any]:
         if not self.turns:
@@ -94,7 +93,7 @@ class _TrajectoryBuilder:
             if call is None:
                 self._issue(f"{self.session_id}: tool reply {position} answers no known call")
                 return
-            call["result"] = {"content": text, "is_error": False}
+            call["result"] = self.context.tool_result(text, is_error=False)
         else:
             self._issue(f"{self.session_id}: message {position} has unknown role {role!r}")
 
@@ -131,21 +130,19 @@ class _TrajectoryBuilder:
 
 
 def parse_trajectory(
-    item: Any, file: str, line: int, stem: str, position: int, issues: list[ParseIssue]
+    item: Any, line: int, stem: str, position: int, context: ParseContext
 ) -> dict[str, Any] | None:
     messages = messages_of(item)
     if messages is None:
-        issues.append(
-            ParseIssue(file=file, line=line, reason="not a chat trajectory (no message list)")
-        )
+        context.issue(line, "not a chat trajectory (no message list)")
         return None
     session_id = _session_id(item, stem, position)
-    builder = _TrajectoryBuilder(file, line, session_id, issues)
+    builder = _TrajectoryBuilder(context, line, session_id)
     for index, message in enumerate(messages):
         builder.add(index, message)
     session: dict[str, Any] = {
         "session_id": session_id,
-        "source": file,
+        "source": context.file,
         "format": "openai",
         "system_prompt": builder.system_prompt,
         "metadata": _metadata(item),
@@ -153,5 +150,5 @@ def parse_trajectory(
     }
     tools = item.get("tools") if isinstance(item, dict) else None
     if isinstance(tools, list) and looks_like_catalog(tools):
-        session["catalog"] = catalog_from_entries(tools, file, "trace", issues)
+        session["catalog"] = catalog_from_entries(tools, context.file, "trace", context.issues)
     return session

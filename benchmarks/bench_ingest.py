@@ -1,0 +1,196 @@
+"""Ingestion speed against the floor of merely parsing every line with orjson.
+
+Generates a Claude Code 2.1.x-shaped corpus (default 120 MB, about 70% of lines ``progress``
+records, as in real transcripts), then times, best of ``--repeat`` runs:
+
+- baseline: read each file and ``orjson.loads`` every line;
+- ingest:   ``analysis.load`` on the same folder (sessions, turns, paired calls, subagents).
+
+Prints ``ratio = baseline / ingest``: at least 1.0 means ingestion is as fast as parsing alone.
+
+    python benchmarks/bench_ingest.py [--megabytes 120] [--repeat 3] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+import analysis
+
+TOOLS = ("Read", "Bash", "Grep", "Edit", "Glob")
+
+
+def _record(kind: str, session: str, uuid: str, parent: str | None, **extra: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/dev/projects/shop-api",
+        "sessionId": session,
+        "version": "2.1.39",
+        "gitBranch": "main",
+        "slug": "bench-session",
+    }
+    # Key order as Claude Code writes it: "message" before "type" in assistant records;
+    # "toolUseResult" after "uuid" and "timestamp" in user records.
+    tail = {key: extra.pop(key) for key in ("toolUseResult",) if key in extra}
+    if kind == "assistant":
+        record.update(extra)
+        record["type"] = kind
+    else:
+        record["type"] = kind
+        record.update(extra)
+    record["uuid"] = uuid
+    record["timestamp"] = "2026-02-11T20:40:51.230Z"
+    record.update(tail)
+    return record
+
+
+def _session_lines(session: str, rng: random.Random, target_bytes: int) -> list[bytes]:
+    lines: list[bytes] = []
+    size = 0
+    counter = 0
+    parent: str | None = None
+
+    def emit(kind: str, **extra: Any) -> None:
+        nonlocal counter, parent, size
+        counter += 1
+        uuid = f"{session[:8]}-{counter:08d}"
+        line = orjson.dumps(_record(kind, session, uuid, parent, **extra))
+        lines.append(line)
+        size += len(line) + 1
+        if kind != "progress":
+            parent = uuid
+
+    while size < target_bytes:
+        emit("user", message={"role": "user", "content": f"please fix bug {counter}"})
+        for step in range(rng.randint(3, 8)):
+            message_id = f"msg_{session[:8]}{counter:06d}"
+            emit(
+                "assistant",
+                message={
+                    "model": "claude-opus-4-6",
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "Let me look at that. " * rng.randint(1, 6)}],
+                    "usage": {"input_tokens": 3, "output_tokens": 50},
+                },
+            )
+            call_id = f"toolu_{session[:8]}{counter:06d}{step}"
+            tool = rng.choice(TOOLS)
+            emit(
+                "assistant",
+                message={
+                    "model": "claude-opus-4-6",
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": call_id, "name": tool, "input": {"file_path": "src/app.py"}}
+                    ],
+                    "usage": {"input_tokens": 3, "output_tokens": 90},
+                },
+            )
+            for hook in range(rng.randint(5, 8)):
+                emit(
+                    "progress",
+                    data={"type": "hook_progress", "hookEvent": "PreToolUse", "hookName": f"hook{hook}"},
+                    parentToolUseID=call_id,
+                    toolUseID=call_id,
+                )
+            for _ in range(rng.randint(2, 6) if tool == "Bash" else 0):
+                emit(
+                    "progress",
+                    data={"type": "bash_progress", "output": "compiling module...\n" * rng.randint(1, 40)},
+                    parentToolUseID=call_id,
+                    toolUseID=call_id,
+                )
+            body = "    1\u2192def handler(event):\n" * rng.randint(5, 120)
+            emit(
+                "user",
+                message={
+                    "role": "user",
+                    "content": [{"tool_use_id": call_id, "type": "tool_result", "content": body}],
+                },
+                toolUseResult={
+                    "type": "text",
+                    "file": {"filePath": "src/app.py", "content": body, "numLines": body.count("\n")},
+                },
+            )
+    return lines
+
+
+def generate(folder: Path, megabytes: int, seed: int = 7) -> tuple[int, int, int]:
+    """Write the corpus; return (bytes, lines, progress lines)."""
+    rng = random.Random(seed)
+    per_file = 4 * 1024 * 1024
+    files = max(1, megabytes * 1024 * 1024 // per_file)
+    total_bytes = total_lines = progress_lines = 0
+    project = folder / "-home-dev-projects-shop-api"
+    project.mkdir(parents=True, exist_ok=True)
+    for index in range(files):
+        session = f"{index:08d}-0000-4000-8000-{rng.getrandbits(48):012x}"
+        lines = _session_lines(session, rng, per_file)
+        data = b"\n".join(lines) + b"\n"
+        (project / f"{session}.jsonl").write_bytes(data)
+        total_bytes += len(data)
+        total_lines += len(lines)
+        progress_lines += sum(1 for line in lines if b'"type":"progress"' in line)
+    return total_bytes, total_lines, progress_lines
+
+
+def baseline(folder: Path) -> int:
+    parsed = 0
+    for path in sorted(folder.rglob("*.jsonl")):
+        for line in path.read_bytes().split(b"\n"):
+            if line:
+                orjson.loads(line)
+                parsed += 1
+    return parsed
+
+
+def ingest(folder: Path) -> int:
+    loaded = analysis.load([folder])
+    return sum(len(s.turns) for s in loaded.sessions)
+
+
+def best_of(repeat: int, work: Any, folder: Path) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work(folder)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--megabytes", type=int, default=120)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="write the corpus here and keep it")
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="tsq-bench-"))
+    try:
+        size, lines, progress = generate(folder, args.megabytes)
+        print(f"corpus: {size / 1e6:.0f} MB, {lines} lines, {progress / lines:.0%} progress records")
+        base = best_of(args.repeat, baseline, folder)
+        ours = best_of(args.repeat, ingest, folder)
+        print(f"baseline (orjson.loads every line): {base:.2f} s  ({size / 1e6 / base:.0f} MB/s)")
+        print(f"ingest (analysis.load):             {ours:.2f} s  ({size / 1e6 / ours:.0f} MB/s)")
+        print(f"ratio baseline/ingest: {base / ours:.2f}  (>= 1.0: ingestion at least as fast)")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
