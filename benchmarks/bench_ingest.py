@@ -81,7 +81,9 @@ def _session_lines(session: str, rng: random.Random, target_bytes: int) -> list[
                     "id": message_id,
                     "type": "message",
                     "role": "assistant",
-                    "content": [{"type": "text", "text": "Let me look at that. " * rng.randint(1, 6)}],
+                    "content": [
+                        {"type": "text", "text": "Let me look at that. " * rng.randint(1, 6)}
+                    ],
                     "usage": {"input_tokens": 3, "output_tokens": 50},
                 },
             )
@@ -95,7 +97,12 @@ def _session_lines(session: str, rng: random.Random, target_bytes: int) -> list[
                     "type": "message",
                     "role": "assistant",
                     "content": [
-                        {"type": "tool_use", "id": call_id, "name": tool, "input": {"file_path": "src/app.py"}}
+                        {
+                            "type": "tool_use",
+                            "id": call_id,
+                            "name": tool,
+                            "input": {"file_path": "src/app.py"},
+                        }
                     ],
                     "usage": {"input_tokens": 3, "output_tokens": 90},
                 },
@@ -103,14 +110,21 @@ def _session_lines(session: str, rng: random.Random, target_bytes: int) -> list[
             for hook in range(rng.randint(5, 8)):
                 emit(
                     "progress",
-                    data={"type": "hook_progress", "hookEvent": "PreToolUse", "hookName": f"hook{hook}"},
+                    data={
+                        "type": "hook_progress",
+                        "hookEvent": "PreToolUse",
+                        "hookName": f"hook{hook}",
+                    },
                     parentToolUseID=call_id,
                     toolUseID=call_id,
                 )
             for _ in range(rng.randint(2, 6) if tool == "Bash" else 0):
                 emit(
                     "progress",
-                    data={"type": "bash_progress", "output": "compiling module...\n" * rng.randint(1, 40)},
+                    data={
+                        "type": "bash_progress",
+                        "output": "compiling module...\n" * rng.randint(1, 40),
+                    },
                     parentToolUseID=call_id,
                     toolUseID=call_id,
                 )
@@ -123,7 +137,11 @@ def _session_lines(session: str, rng: random.Random, target_bytes: int) -> list[
                 },
                 toolUseResult={
                     "type": "text",
-                    "file": {"filePath": "src/app.py", "content": body, "numLines": body.count("\n")},
+                    "file": {
+                        "filePath": "src/app.py",
+                        "content": body,
+                        "numLines": body.count("\n"),
+                    },
                 },
             )
     return lines
@@ -173,7 +191,9 @@ def best_of(repeat: int, work: Any, folder: Path) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--megabytes", type=int, default=120)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="write the corpus here and keep it")
@@ -181,7 +201,9 @@ def main() -> None:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="tsq-bench-"))
     try:
         size, lines, progress = generate(folder, args.megabytes)
-        print(f"corpus: {size / 1e6:.0f} MB, {lines} lines, {progress / lines:.0%} progress records")
+        print(
+            f"corpus: {size / 1e6:.0f} MB, {lines} lines, {progress / lines:.0%} progress records"
+        )
         base = best_of(args.repeat, baseline, folder)
         ours = best_of(args.repeat, ingest, folder)
         print(f"baseline (orjson.loads every line): {base:.2f} s  ({size / 1e6 / base:.0f} MB/s)")
