@@ -14,6 +14,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ._context import ParseContext
 from ._jsonio import iter_jsonl, timestamp
 
@@ -33,48 +35,48 @@ _LOCAL_COMMAND_MARKERS = (
     "<bash-stdout>",
     "<bash-stderr>",
 )
-_PROGRESS_TYPE = b'"type":"progress"'
-_MESSAGE_KEY = b'"message":'
-_TOOL_USE_RESULT_KEY = b',"toolUseResult":'
-_AGENT_ID_KEY = b'"agentId":"'
 
 
-def skip_unneeded_line(line: bytes) -> bool:
-    """True for lines that cannot matter, decided without parsing them.
+class ToolUseResult(msgspec.Struct):
+    """Of a tool result record's ``toolUseResult`` (a copy of the output), only the agent id."""
 
-    ``progress`` records are most of a current transcript; only ``agent_progress`` ones carry
-    conversation. A top-level ``"type":"progress"`` comes before any ``"message":`` key,
-    whereas nested JSON (tool inputs) only appears inside a message.
-    """
-    if line.startswith(b'{"type":"file-history-snapshot"'):
-        return True
-    position = line.find(_PROGRESS_TYPE)
-    if position == -1:
-        return False
-    message_at = line.find(_MESSAGE_KEY)
-    if message_at != -1 and message_at < position:
-        return False
-    return b"agent_progress" not in line
+    agentId: Any = None
 
 
-def trim_tool_use_result(line: bytes) -> bytes:
-    """Cut the ``toolUseResult`` tail off a tool-result record, keeping only its ``agentId``.
+class ProgressData(msgspec.Struct):
+    type: Any = None
+    message: Any = None
+    agentId: Any = None
 
-    ``toolUseResult`` repeats the tool's output (whole files for Read and Edit), a quarter of a
-    real transcript's bytes; it follows ``message``, ``uuid`` and ``timestamp`` in each record.
-    """
-    position = line.find(_TOOL_USE_RESULT_KEY)
-    if position == -1 or line.find(_MESSAGE_KEY) > position:
-        return line
-    start = line.find(_AGENT_ID_KEY, position)
-    if start == -1 or line[start - 1] == 0x5C:  # absent, or inside a string (escaped quote)
-        return line[:position] + b"}"
-    start += len(_AGENT_ID_KEY)
-    end = line.find(b'"', start)
-    agent_id = line[start:end]
-    if end == -1 or b"\\" in agent_id:
-        return line
-    return line[:position] + b',"toolUseResult":{"agentId":"' + agent_id + b'"}}'
+
+class Record(msgspec.Struct, kw_only=True):
+    """The fields of a transcript line that the workbench reads; everything else is skipped
+    by the decoder without being turned into Python objects (``progress`` output,
+    ``toolUseResult`` copies of whole files, snapshots), which is most of a transcript."""
+
+    type: Any = None
+    uuid: Any = None
+    parentUuid: Any = None
+    sessionId: Any = None
+    version: Any = None
+    cwd: Any = None
+    gitBranch: Any = None
+    timestamp: Any = None
+    isSidechain: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    message: Any = None
+    subtype: Any = None
+    content: Any = None
+    operation: Any = None
+    compactMetadata: Any = None
+    summary: Any = None
+    data: ProgressData | None = None
+    parentToolUseID: Any = None
+    toolUseResult: ToolUseResult | str | list[Any] | int | float | bool | None = None
+
+
+_decode_record = msgspec.json.Decoder(Record).decode
 
 
 def looks_like_claude_code(record: Any) -> bool:
@@ -174,15 +176,15 @@ class ConversationBuilder:
 
     # -- records -----------------------------------------------------------------------------
 
-    def add(self, line: int, record: dict[str, Any]) -> None:
-        uuid = record.get("uuid")
+    def add(self, line: int, record: Record) -> None:
+        uuid = record.uuid
         if isinstance(uuid, str):
             if uuid in self._seen_uuids:
                 return
             self._seen_uuids.add(uuid)
-        kind = record.get("type")
+        kind = record.type
         if kind in CONVERSATION_TYPES:
-            message = record.get("message")
+            message = record.message
             if not isinstance(message, dict):
                 self.context.issue(line, f"'{kind}' record without a message object; skipped")
                 return
@@ -193,46 +195,46 @@ class ConversationBuilder:
         elif kind == "system":
             self._add_system(line, record)
         elif kind == "queue-operation":
-            content = record.get("content")
+            content = record.content
             # Task notifications arrive again as user records; keep only what a person typed.
             if (
-                record.get("operation") == "enqueue"
+                record.operation == "enqueue"
                 and isinstance(content, str)
                 and not content.lstrip().startswith("<task-notification>")
             ):
                 self._event("queued_message", content, record, line)
 
-    def _current_turn(self, line: int, record: dict[str, Any]) -> dict[str, Any]:
+    def _current_turn(self, line: int, record: Record) -> dict[str, Any]:
         if not self.turns:
             self._new_turn("", None, record, line)
         return self.turns[-1]
 
-    def _new_turn(self, ask: str, command: str | None, record: dict[str, Any], line: int) -> None:
+    def _new_turn(self, ask: str, command: str | None, record: Record, line: int) -> None:
         self.turns.append(
             {
                 "index": len(self.turns),
                 "ask": ask,
                 "command": command,
-                "timestamp": timestamp(record.get("timestamp")),
+                "timestamp": timestamp(record.timestamp),
                 "line": line,
                 "messages": [],
                 "events": [],
             }
         )
 
-    def _event(self, kind: str, text: str, record: dict[str, Any], line: int) -> None:
+    def _event(self, kind: str, text: str, record: Record, line: int) -> None:
         self._current_turn(line, record)["events"].append(
             {
                 "kind": kind,
                 "text": text,
-                "timestamp": timestamp(record.get("timestamp")),
+                "timestamp": timestamp(record.timestamp),
                 "line": line,
             }
         )
 
     # -- user --------------------------------------------------------------------------------
 
-    def _add_user(self, line: int, record: dict[str, Any], message: dict[str, Any]) -> None:
+    def _add_user(self, line: int, record: Record, message: dict[str, Any]) -> None:
         content = message.get("content")
         if not isinstance(content, str | list):
             self.context.issue(
@@ -250,14 +252,14 @@ class ConversationBuilder:
             if text.strip():
                 self._event("user_interjection", text, record, line)
             return
-        if record.get("isCompactSummary"):
+        if record.isCompactSummary:
             self._event("compaction", text, record, line)
             return
         kind = _classify_user_text(text)
         if kind == "turn" and self._is_command_expansion(record):
             self.turns[-1]["expanded_prompt"] = text
             return
-        if record.get("isMeta"):
+        if record.isMeta:
             return
         if kind == "turn":
             self._command_uuid = None
@@ -267,24 +269,24 @@ class ConversationBuilder:
         else:
             self._event(kind, text, record, line)
 
-    def _add_command(self, text: str, record: dict[str, Any], line: int) -> None:
+    def _add_command(self, text: str, record: Record, line: int) -> None:
         name_match = _COMMAND_NAME.search(text)
         args_match = _COMMAND_ARGS.search(text)
         name = name_match.group(1).strip() if name_match else text.strip()
         args = args_match.group(1).strip() if args_match else ""
         self._new_turn(f"{name} {args}".strip(), name, record, line)
-        uuid = record.get("uuid")
+        uuid = record.uuid
         self._command_uuid = uuid if isinstance(uuid, str) else None
 
-    def _is_command_expansion(self, record: dict[str, Any]) -> bool:
+    def _is_command_expansion(self, record: Record) -> bool:
         """The prompt a slash command expands to: a user message whose parent is the command."""
         return (
             self._command_uuid is not None
-            and record.get("parentUuid") == self._command_uuid
+            and record.parentUuid == self._command_uuid
             and not self.turns[-1]["messages"]
         )
 
-    def _pair_result(self, line: int, record: dict[str, Any], block: dict[str, Any]) -> None:
+    def _pair_result(self, line: int, record: Record, block: dict[str, Any]) -> None:
         call_id = block.get("tool_use_id")
         call = self.calls.get(call_id) if isinstance(call_id, str) else None
         if call is None:
@@ -293,14 +295,14 @@ class ConversationBuilder:
         call["result"] = self.context.tool_result(
             result_text(block.get("content")), block.get("is_error") is True
         )
-        extra = record.get("toolUseResult")
-        if isinstance(extra, dict) and isinstance(extra.get("agentId"), str):
-            self.agent_ids[call["id"]] = extra["agentId"]
+        extra = record.toolUseResult
+        if isinstance(extra, ToolUseResult) and isinstance(extra.agentId, str):
+            self.agent_ids[call["id"]] = extra.agentId
 
     # -- assistant ---------------------------------------------------------------------------
 
-    def _add_assistant(self, line: int, record: dict[str, Any], message: dict[str, Any]) -> None:
-        message_id = message.get("id") or record.get("uuid") or f"line-{line}"
+    def _add_assistant(self, line: int, record: Record, message: dict[str, Any]) -> None:
+        message_id = message.get("id") or record.uuid or f"line-{line}"
         entry = self.messages.get(message_id)
         if entry is None:
             entry = {
@@ -310,7 +312,7 @@ class ConversationBuilder:
                 "thinking": "",
                 "tool_calls": [],
                 "usage": None,
-                "timestamp": timestamp(record.get("timestamp")),
+                "timestamp": timestamp(record.timestamp),
             }
             self.messages[message_id] = entry
             self._current_turn(line, record)["messages"].append(entry)
@@ -331,7 +333,7 @@ class ConversationBuilder:
                 self._add_block(line, record, entry, block)
 
     def _add_block(
-        self, line: int, record: dict[str, Any], entry: dict[str, Any], block: dict[str, Any]
+        self, line: int, record: Record, entry: dict[str, Any], block: dict[str, Any]
     ) -> None:
         kind = block.get("type")
         if kind == "text":
@@ -356,7 +358,7 @@ class ConversationBuilder:
                 "name": name,
                 "input": arguments,
                 "result": None,
-                "timestamp": timestamp(record.get("timestamp")),
+                "timestamp": timestamp(record.timestamp),
                 "line": line,
                 "subagent": None,
             }
@@ -365,20 +367,20 @@ class ConversationBuilder:
 
     # -- system ------------------------------------------------------------------------------
 
-    def _add_system(self, line: int, record: dict[str, Any]) -> None:
-        subtype = record.get("subtype")
+    def _add_system(self, line: int, record: Record) -> None:
+        subtype = record.subtype
         if subtype == "compact_boundary":
-            meta = record.get("compactMetadata")
+            meta = record.compactMetadata
             detail = ""
             if isinstance(meta, dict):
                 detail = f" (trigger: {meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
             self._event("compaction", f"Conversation compacted{detail}", record, line)
         elif subtype == "local_command" and self.turns:
-            self._event("local_command", str(record.get("content", "")), record, line)
+            self._event("local_command", str(record.content or ""), record, line)
 
 
 def build_subagent(
-    records: list[tuple[int, dict[str, Any]]],
+    records: list[tuple[int, Record]],
     source: str,
     agent_id: str | None,
     context: ParseContext,
@@ -392,10 +394,10 @@ def build_subagent(
 
 
 def _sidechain_groups(
-    sidechain: list[tuple[int, dict[str, Any]]],
-) -> list[list[tuple[int, dict[str, Any]]]]:
+    sidechain: list[tuple[int, Record]],
+) -> list[list[tuple[int, Record]]]:
     """Split inline 1.0.x sidechain records into one group per subagent run (by root)."""
-    parents = {r.get("uuid"): r.get("parentUuid") for _, r in sidechain if r.get("uuid")}
+    parents = {r.uuid: r.parentUuid for _, r in sidechain if r.uuid}
 
     def root(uuid: Any) -> Any:
         seen = set()
@@ -404,83 +406,83 @@ def _sidechain_groups(
             uuid = parents[uuid]
         return uuid
 
-    groups: dict[Any, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    groups: dict[Any, list[tuple[int, Record]]] = defaultdict(list)
     for line, record in sidechain:
-        groups[root(record.get("uuid"))].append((line, record))
+        groups[root(record.uuid)].append((line, record))
     return list(groups.values())
 
 
-def _progress_record(
-    data: dict[str, Any], record: dict[str, Any]
-) -> tuple[str | None, dict[str, Any] | None]:
+def _progress_record(data: ProgressData, record: Record) -> Record | None:
     """The subagent message inside an ``agent_progress`` record, shaped like a transcript line."""
-    inner = data.get("message")
+    inner = data.message
     if not isinstance(inner, dict):
-        return None, None
-    normalized = {
-        "type": inner.get("type"),
-        "message": inner.get("message"),
-        "uuid": inner.get("uuid"),
-        "timestamp": inner.get("timestamp") or record.get("timestamp"),
-    }
-    agent_id = data.get("agentId")
-    return (agent_id if isinstance(agent_id, str) else None), normalized
+        return None
+    return Record(
+        type=inner.get("type"),
+        message=inner.get("message"),
+        uuid=inner.get("uuid"),
+        timestamp=inner.get("timestamp") or record.timestamp,
+    )
 
 
 class _FileParts:
     """One transcript file's records sorted by what they are for."""
 
     def __init__(self) -> None:
-        self.main: list[tuple[int, dict[str, Any]]] = []
-        self.sidechain: list[tuple[int, dict[str, Any]]] = []
-        self.progress: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+        self.main: list[tuple[int, Record]] = []
+        self.sidechain: list[tuple[int, Record]] = []
+        self.progress: dict[str, list[tuple[int, Record]]] = defaultdict(list)
         self.progress_agent: dict[str, str] = {}
         self.summaries: list[str] = []
         self.session_ids: Counter[str] = Counter()
         self.versions: Counter[str] = Counter()
-        self.first: dict[str, Any] = {}
+        self.cwd: str | None = None
+        self.git_branch: str | None = None
+
+    def note_origin(self, record: Record) -> None:
+        """Count session ids and versions; the most common ones name the session."""
+        if isinstance(record.sessionId, str):
+            self.session_ids[record.sessionId] += 1
+        if isinstance(record.version, str):
+            self.versions[record.version] += 1
+        if self.cwd is None and isinstance(record.cwd, str):
+            self.cwd = record.cwd
+        if self.git_branch is None and isinstance(record.gitBranch, str):
+            self.git_branch = record.gitBranch
 
 
-def _sort_record(line: int, record: Any, parts: _FileParts, context: ParseContext) -> bool:
+def _sort_record(line: int, record: Record, parts: _FileParts, context: ParseContext) -> bool:
     """File a record where it belongs; True when it is main-chain conversation."""
-    if not isinstance(record, dict):
-        context.issue(line, "record is not a JSON object")
+    kind = record.type
+    if kind == "progress":
+        _sort_progress(line, record, parts)
         return False
-    kind = record.get("type")
     if kind not in CONVERSATION_TYPES and kind not in OTHER_TYPES:
         context.issue(line, f"unknown record type {kind!r}")
         return False
-    for key, counter in (("sessionId", parts.session_ids), ("version", parts.versions)):
-        if isinstance(record.get(key), str):
-            counter[record[key]] += 1
-    for key in ("cwd", "gitBranch", "version"):
-        if key not in parts.first and isinstance(record.get(key), str):
-            parts.first[key] = record[key]
     if kind == "summary":
-        if isinstance(record.get("summary"), str):
-            parts.summaries.append(record["summary"])
-    elif kind == "progress":
-        _sort_progress(line, record, parts)
-    elif record.get("isSidechain") is True:
+        if isinstance(record.summary, str):
+            parts.summaries.append(record.summary)
+        return False
+    parts.note_origin(record)
+    if record.isSidechain is True:
         parts.sidechain.append((line, record))
     else:
         return True
     return False
 
 
-def _sort_progress(line: int, record: dict[str, Any], parts: _FileParts) -> None:
-    data = record.get("data")
-    parent = record.get("parentToolUseID")
-    if not isinstance(data, dict) or data.get("type") != "agent_progress":
+def _sort_progress(line: int, record: Record, parts: _FileParts) -> None:
+    data = record.data
+    parent = record.parentToolUseID
+    if data is None or data.type != "agent_progress" or not isinstance(parent, str):
         return
-    if not isinstance(parent, str):
-        return
-    agent_id, normalized = _progress_record(data, record)
+    normalized = _progress_record(data, record)
     if normalized is None:
         return
     parts.progress[parent].append((line, normalized))
-    if agent_id:
-        parts.progress_agent[parent] = agent_id
+    if isinstance(data.agentId, str):
+        parts.progress_agent[parent] = data.agentId
 
 
 def read_transcript(
@@ -489,10 +491,10 @@ def read_transcript(
     """Stream a transcript's records: main-chain conversation straight into ``builder``
     (everything, when it is None, is kept in the parts), the rest sorted into parts.
 
-    Lines that no part of the workbench reads are skipped or trimmed before parsing.
+    Each line is decoded into a :class:`Record`; what it does not name is skipped unread.
     """
     parts = _FileParts()
-    lines = iter_jsonl(data, context.file, context.issues, skip_unneeded_line, trim_tool_use_result)
+    lines = iter_jsonl(data, context.file, context.issues, _decode_record)
     for line, record in lines:
         if _sort_record(line, record, parts, context):
             if builder is not None:
@@ -574,7 +576,7 @@ def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[st
     detached = _attach_subagents(builder, parts, file_runs, context)
     if not builder.turns and not detached:
         return None
-    version = parts.versions.most_common(1)[0][0] if parts.versions else parts.first.get("version")
+    version = parts.versions.most_common(1)[0][0] if parts.versions else None
     legacy = bool(parts.summaries) or (isinstance(version, str) and version.startswith("1."))
     session_id = parts.session_ids.most_common(1)[0][0] if parts.session_ids else path.stem
     return {
@@ -582,8 +584,8 @@ def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[st
         "source": context.file,
         "format": "claude-code-legacy" if legacy else "claude-code",
         "title": parts.summaries[0] if parts.summaries else None,
-        "cwd": parts.first.get("cwd"),
-        "git_branch": parts.first.get("gitBranch") or None,
+        "cwd": parts.cwd,
+        "git_branch": parts.git_branch or None,
         "agent_version": version,
         "turns": builder.turns,
         "detached_subagents": detached,

@@ -11,25 +11,12 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+import msgspec
 import orjson
 
 from ._models import ParseIssue
 
-LineFilter = Callable[[bytes], bool]
-LineTrim = Callable[[bytes], bytes]
-
-
-def _looks_intact(line: bytes) -> bool:
-    """Cheap proof that a line we are about to skip would have parsed: it closes, and is UTF-8."""
-    if not line.rstrip().endswith(b"}"):
-        return False
-    if line.isascii():
-        return True
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+Decode = Callable[[bytes], Any]
 
 
 def _describe_json_error(error: Exception) -> str:
@@ -40,14 +27,12 @@ def iter_jsonl(
     data: bytes,
     file: str,
     issues: list[ParseIssue],
-    skip: LineFilter | None = None,
-    trim: LineTrim | None = None,
+    decode: Decode = orjson.loads,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, value)`` for each JSON line; problems go to ``issues``.
 
-    ``skip`` may drop lines unread, but only ones that look intact. ``trim`` may cut a line
-    down to the part worth parsing; when the cut does not parse, the whole line is parsed.
-    Values are yielded one at a time so that what a caller drops is freed at once.
+    ``decode`` may be a typed decoder that rejects a record of the wrong shape: that record
+    becomes an issue too. Values are yielded one at a time, so what a caller drops is freed.
     """
     lines = data.split(b"\n")
     last = len(lines)
@@ -57,23 +42,22 @@ def iter_jsonl(
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if skip is not None and skip(line) and _looks_intact(line):
-            continue
-        if trim is not None:
-            trimmed = trim(line)
-            if trimmed is not line:
-                try:
-                    yield number, orjson.loads(trimmed)
-                    continue
-                except orjson.JSONDecodeError:
-                    pass
         try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError as error:
-            value = _recover(line, number, number == last, error, file, issues)
+            value = decode(line)
+        except msgspec.ValidationError as error:
+            issues.append(ParseIssue(file=file, line=number, reason=_shape_reason(error)))
+            continue
+        except ValueError as error:
+            value = _recover(line, number, number == last, error, file, issues, decode)
             if value is None:
                 continue
         yield number, value
+
+
+def _shape_reason(error: Exception) -> str:
+    if str(error).startswith("Expected `object`"):
+        return "record is not a JSON object"
+    return f"record of the wrong shape ({error})"
 
 
 def _recover(
@@ -83,14 +67,15 @@ def _recover(
     error: Exception,
     file: str,
     issues: list[ParseIssue],
+    decode: Decode,
 ) -> Any:
     """Salvage a line with bytes that are not UTF-8; anything else is reported and dropped."""
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as decode_error:
         try:
-            value = orjson.loads(line.decode("utf-8", errors="replace"))
-        except orjson.JSONDecodeError:
+            value = decode(line.decode("utf-8", errors="replace").encode())
+        except ValueError:
             value = None
         kept = "kept with U+FFFD in their place" if value is not None else "line dropped"
         issues.append(

@@ -16,7 +16,6 @@ from ._claude_code import (
     SUBAGENTS_DIR,
     looks_like_claude_code,
     parse_claude_code,
-    skip_unneeded_line,
 )
 from ._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
 from ._jsonio import iter_json_array, iter_jsonl, read_json_document
@@ -63,9 +62,7 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[
 
 def _sniff_lines(data: bytes) -> str | None:
     """``"claude-code"`` or ``"trajectories"`` from the first lines that parse, else None."""
-    for line in data.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
-        if skip_unneeded_line(line):
-            return "claude-code"
+    for line in _head_lines(data, _SNIFF_LINES):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -77,6 +74,19 @@ def _sniff_lines(data: bytes) -> str | None:
     return None
 
 
+def _head_lines(data: bytes, count: int) -> Iterator[bytes]:
+    """The first ``count`` non-blank lines, without copying the rest of the file."""
+    start = 0
+    while count > 0 and start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        line = data[start:end]
+        start = end + 1
+        if line.strip():
+            count -= 1
+            yield line
+
+
 def _is_json_document(data: bytes) -> bool:
     """A whole-file JSON value (array, or a pretty-printed object), as opposed to JSON Lines."""
     head = data.lstrip()[:1]
@@ -84,12 +94,13 @@ def _is_json_document(data: bytes) -> bool:
         return True
     if head != b"{":
         return False
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        lines = [line for line in data.split(b"\n", _SNIFF_LINES)[:-1] if line.strip()][:5]
-        return not any(_parses_as_object(line) for line in lines)
-    return not looks_like_claude_code(value)
+    lines = list(_head_lines(data, 5))
+    if len(lines) == 1:
+        try:
+            return not looks_like_claude_code(orjson.loads(lines[0]))
+        except orjson.JSONDecodeError:
+            return True
+    return not any(_parses_as_object(line) for line in lines)
 
 
 def _parses_as_object(line: bytes) -> bool:

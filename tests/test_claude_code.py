@@ -8,7 +8,6 @@ from pathlib import Path
 from records import SESSION, assistant, progress, result, system, text, tool_use, user
 
 import analysis
-from analysis._claude_code import skip_unneeded_line
 
 
 def load_one(path: Path) -> analysis.Session:
@@ -303,26 +302,31 @@ def test_legacy_inline_sidechain_attaches_by_prompt_and_summary_is_the_title(wri
     assert session.subagent_tool_call_counts() == {"MultiEdit": 1, "BashOutput": 1}
 
 
-def test_skip_filter_drops_progress_but_never_a_message_with_nested_progress():
-    hook = json.dumps(progress("p", {"type": "hook_progress"}, "t"), separators=(",", ":")).encode()
-    assert skip_unneeded_line(hook)
-    agent = json.dumps(
-        progress("p", {"message": {}, "type": "agent_progress"}, "t"), separators=(",", ":")
-    ).encode()
-    assert not skip_unneeded_line(agent)
+def test_tool_input_that_looks_like_a_progress_record_is_still_a_call(write_jsonl):
     # Claude Code writes "message" before "type" in assistant records; a tool input may hold
     # any JSON, including an object that says "type":"progress".
     tricky = (
-        b'{"parentUuid":null,"message":{"id":"m","role":"assistant","content":[{"type":"tool_use",'
-        b'"id":"t","name":"Write","input":{"type":"progress","data":{}}}]},"type":"assistant",'
-        b'"uuid":"u","sessionId":"s"}'
+        b'{"parentUuid":"u1","message":{"id":"m","role":"assistant","content":[{"type":'
+        b'"tool_use","id":"t","name":"Write","input":{"type":"progress","data":{}}}]},'
+        b'"type":"assistant","uuid":"a1","sessionId":"s"}'
     )
-    assert not skip_unneeded_line(tricky)
+    session = load_one(write_jsonl([user("u1", "write the fixture"), tricky]))
+    assert next(session.tool_calls()).input == {"type": "progress", "data": {}}
 
 
-def test_skipped_progress_line_that_is_broken_is_still_reported(write_jsonl):
+def test_broken_progress_line_is_reported_and_neighbours_kept(write_jsonl):
     broken = b'{"type":"progress","data":{"type":"hook_progress"'
     path = write_jsonl([user("u1", "hi"), broken, assistant("a1", "msg_1", text("hello"))])
     session = load_one(path)
     assert [(i.line, "not valid JSON" in i.reason) for i in session.issues] == [(2, True)]
     assert session.turns[0].messages[0].text == "hello"
+
+
+def test_record_with_a_field_of_the_wrong_type_is_an_issue(write_jsonl):
+    odd = progress("p1", {"type": "agent_progress"}, "t1")
+    odd["data"] = "not an object"
+    session = load_one(write_jsonl([user("u1", "hi"), odd, assistant("a1", "msg_1", text("ok"))]))
+    (issue,) = session.issues
+    assert issue.line == 2
+    assert issue.reason.startswith("record of the wrong shape (Expected `object | null`")
+    assert session.turns[0].messages[0].text == "ok"
