@@ -174,6 +174,12 @@ class ConversationBuilder:
         self._seen_uuids: set[str] = set()
         self._command_uuid: str | None = None
 
+    def finish(self) -> list[dict[str, Any]]:
+        """The turns, with each message's raw usage reduced to the token counts we keep."""
+        for entry in self.messages.values():
+            entry["usage"] = _usage(entry["usage"])
+        return self.turns
+
     # -- records -----------------------------------------------------------------------------
 
     def add(self, line: int, record: Record) -> None:
@@ -316,9 +322,9 @@ class ConversationBuilder:
             }
             self.messages[message_id] = entry
             self._current_turn(line, record)["messages"].append(entry)
-        usage = _usage(message.get("usage"))
+        usage = message.get("usage")
         if usage is not None:
-            entry["usage"] = usage
+            entry["usage"] = usage  # the last block's usage is the message's; see finish()
         content = message.get("content")
         if isinstance(content, str):
             entry["text"] = _join(entry["text"], content)
@@ -388,8 +394,9 @@ def build_subagent(
     builder = ConversationBuilder(context)
     for line, record in records:
         builder.add(line, record)
-    prompt = builder.turns[0]["ask"] if builder.turns else ""
-    messages = [message for turn in builder.turns for message in turn["messages"]]
+    turns = builder.finish()
+    prompt = turns[0]["ask"] if turns else ""
+    messages = [message for turn in turns for message in turn["messages"]]
     return {"agent_id": agent_id, "source": source, "prompt": prompt, "messages": messages}
 
 
@@ -587,7 +594,7 @@ def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[st
         "cwd": parts.cwd,
         "git_branch": parts.git_branch or None,
         "agent_version": version,
-        "turns": builder.turns,
+        "turns": builder.finish(),
         "detached_subagents": detached,
         "issues": [issue.model_dump() for issue in context.issues],
     }

@@ -40,7 +40,7 @@ def iter_jsonl(
         lines.pop()
         last = -1  # the file ends with a newline: no line is truncated
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
             value = decode(line)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from records import SESSION, assistant, progress, result, system, text, tool_use, user

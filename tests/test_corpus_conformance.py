@@ -139,33 +139,31 @@ def test_every_result_is_paired_with_its_call(corpus):
     assert any(paired.values())  # some results in this session are errors
 
 
-def test_subagent_file_and_progress_copy_are_not_counted_twice(corpus):
-    path = corpus / "claude-code" / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+def reported_tool_use_count(path: Path, call_id: str) -> int:
+    """What Claude Code itself recorded for a Task call: ``toolUseResult.totalToolUseCount``."""
+    for record in raw_records(path):
+        content = record.get("message", {}).get("content")
+        if (
+            record["type"] == "user"
+            and isinstance(content, list)
+            and any(block.get("tool_use_id") == call_id for block in content)
+        ):
+            return record["toolUseResult"]["totalToolUseCount"]
+    raise AssertionError(f"no result for {call_id}")
+
+
+@pytest.mark.parametrize(
+    ("name", "source"),
+    [("258c7280-ae70-4798-800f-63464d01a85d.jsonl", "file"), ("subagent.jsonl", "progress")],
+)
+def test_subagent_calls_match_what_claude_code_reported_and_count_once(corpus, name, source):
+    # The first session has the subagent both in its own file and in agent_progress records.
+    path = corpus / "claude-code" / "spotter" / name
     (session,) = analysis.load([path]).sessions
     task = next(c for c in session.tool_calls() if c.name == "Task")
     assert task.subagent is not None
-    assert task.subagent.source == "file"
-    reported = json.loads(
-        next(
-            line
-            for line in path.read_text().splitlines()
-            if '"agentId":"a881341"' in line and '"totalToolUseCount"' in line
-        )
-    )["toolUseResult"]["totalToolUseCount"]
-    assert sum(1 for _ in task.subagent.tool_calls()) == reported
-
-
-def test_embedded_subagent_matches_the_count_claude_code_reported(corpus):
-    path = corpus / "claude-code" / "spotter" / "subagent.jsonl"
-    (session,) = analysis.load([path]).sessions
-    task = next(c for c in session.tool_calls() if c.name == "Task")
-    assert task.subagent is not None
-    assert task.subagent.source == "progress"
-    reported = next(
-        json.loads(line)["toolUseResult"]["totalToolUseCount"]
-        for line in path.read_text().splitlines()
-        if '"totalToolUseCount"' in line
-    )
+    assert task.subagent.source == source
+    reported = reported_tool_use_count(path, task.id)
     assert sum(1 for _ in task.subagent.tool_calls()) == reported
 
 
