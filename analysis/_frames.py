@@ -73,7 +73,7 @@ def sessions_frame(sessions: Sequence[Session]) -> pl.DataFrame:
                 "tool_calls": sum(calls.values()),
                 "subagent_tool_calls": sum(session.subagent_tool_call_counts().values()),
                 "distinct_tools": len(calls),
-                "catalog_size": len(session.catalog.tools) if session.catalog else None,
+                "catalog_size": max((len(c.tools) for c in session.catalogs), default=None),
                 "input_tokens": usage.input_tokens,
                 "output_tokens": usage.output_tokens,
                 "issues": len(session.issues),

@@ -148,7 +148,7 @@ class _Loader:
             )
             return
         self.result.sessions.append(session)
-        if session.format == "openai" and session.catalog is None:
+        if session.format == "openai" and not session.catalogs:
             self.openai_by_folder.setdefault(folder, []).append(session)
 
     def _load_jsonl(self, path: Path, display: str, data: bytes) -> None:
@@ -228,7 +228,8 @@ class _Loader:
             beside = self.catalogs_by_folder.get(folder, [])
             catalog = explicit or (beside[0] if len(beside) == 1 else None)
             for session in sessions:
-                session.catalog = catalog
+                if catalog is not None:
+                    session.attach_catalog(catalog)
 
 
 def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:

@@ -137,6 +137,8 @@ class Turn(_Model):
     expanded_prompt: str | None = None
     timestamp: datetime | None = None
     line: int | None = None
+    catalog_index: int | None = None
+    """Which of the session's trace-time ``catalogs`` the agent had at this turn."""
     messages: list[AssistantMessage] = Field(default_factory=list)
     events: list[TurnEvent] = Field(default_factory=list)
 
@@ -159,7 +161,8 @@ class Session(_Model):
     git_branch: str | None = None
     agent_version: str | None = None
     system_prompt: str | None = None
-    catalog: ToolCatalog | None = None
+    catalogs: list[ToolCatalog] = Field(default_factory=list)
+    """Tool catalogs the input itself carried, in the order they were captured."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     turns: list[Turn] = Field(default_factory=list)
     detached_subagents: list[SubagentRun] = Field(default_factory=list)
@@ -168,6 +171,19 @@ class Session(_Model):
     def tool_calls(self) -> Iterator[ToolCall]:
         for turn in self.turns:
             yield from turn.tool_calls()
+
+    def catalog_for(self, turn: Turn) -> ToolCatalog | None:
+        """The catalog the input says the agent had at ``turn``, if it says."""
+        if turn.catalog_index is None or turn.catalog_index >= len(self.catalogs):
+            return None
+        return self.catalogs[turn.catalog_index]
+
+    def attach_catalog(self, catalog: ToolCatalog) -> None:
+        """Give every turn that has no trace-time catalog this one."""
+        self.catalogs.append(catalog)
+        for turn in self.turns:
+            if turn.catalog_index is None:
+                turn.catalog_index = len(self.catalogs) - 1
 
     def subagent_tool_calls(self) -> Iterator[ToolCall]:
         for turn in self.turns:

@@ -150,5 +150,7 @@ def parse_trajectory(
     }
     tools = item.get("tools") if isinstance(item, dict) else None
     if isinstance(tools, list) and looks_like_catalog(tools):
-        session["catalog"] = catalog_from_entries(tools, context.file, "trace", context.issues)
+        session["catalogs"] = [catalog_from_entries(tools, context.file, "trace", context.issues)]
+        for turn in builder.turns:
+            turn["catalog_index"] = 0
     return session

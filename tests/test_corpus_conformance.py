@@ -194,8 +194,11 @@ def test_tau_bench_trajectories(tau):
         assert Counter(session.tool_call_counts()) == expected
         replies = sum(1 for m in messages if m["role"] == "tool")
         assert sum(1 for c in session.tool_calls() if c.result is not None) == replies
-        assert session.catalog is not None
-        assert session.catalog.names() == [t["function"]["name"] for t in tools]
+        catalogs = {id(session.catalog_for(turn)) for turn in session.turns}
+        assert len(catalogs) == 1
+        catalog = session.catalog_for(session.turns[0])
+        assert catalog is not None
+        assert catalog.names() == [t["function"]["name"] for t in tools]
 
 
 def test_tau_bench_catalog_keeps_descriptions_and_schemas(tau):

@@ -67,10 +67,11 @@ def test_trajectories_become_sessions_with_the_catalog_beside_them(tmp_path):
         ("lookup", {"id": "7"}, "found"),
         ("cancel", {}, "ok"),
     ]
-    assert session.catalog is not None
-    assert session.catalog.names() == ["lookup", "cancel"]
-    assert session.catalog.get("cancel").parameters == {"type": "object", "properties": {}}
-    assert session.catalog.tools[0].provenance == "trace"
+    catalog = session.catalog_for(session.turns[1])
+    assert catalog is not None
+    assert catalog.names() == ["lookup", "cancel"]
+    assert catalog.get("cancel").parameters == {"type": "object", "properties": {}}
+    assert catalog.tools[0].provenance == "trace"
 
 
 def test_explicit_catalog_wins_and_jsonl_trajectories_load(tmp_path):
@@ -80,7 +81,7 @@ def test_explicit_catalog_wins_and_jsonl_trajectories_load(tmp_path):
     catalog.write_text(json.dumps({"tools": TOOLS[:1]}))
     loaded = analysis.load([tmp_path / "runs.jsonl"], catalog=catalog)
     assert len(loaded.sessions) == 3
-    assert all(s.catalog.names() == ["lookup"] for s in loaded.sessions)
+    assert all(s.catalog_for(s.turns[0]).names() == ["lookup"] for s in loaded.sessions)
 
 
 def test_invalid_arguments_are_an_issue_and_the_call_is_kept(tmp_path):
