@@ -16,12 +16,13 @@ from typing import Any
 
 import msgspec
 
+from ._catalogs import baseline_catalog
 from ._context import ParseContext
 from ._jsonio import iter_jsonl, timestamp
 
 CONVERSATION_TYPES = frozenset({"user", "assistant"})
 OTHER_TYPES = frozenset(
-    {"progress", "file-history-snapshot", "queue-operation", "system", "summary"}
+    {"progress", "file-history-snapshot", "queue-operation", "system", "summary", "result"}
 )
 SUBAGENTS_DIR = "subagents"
 
@@ -74,6 +75,11 @@ class Record(msgspec.Struct, kw_only=True):
     data: ProgressData | None = None
     parentToolUseID: Any = None
     toolUseResult: ToolUseResult | str | list[Any] | int | float | bool | None = None
+    # stream-json output (claude -p --output-format stream-json) spells some fields otherwise
+    session_id: Any = None
+    parent_tool_use_id: Any = None
+    tools: Any = None
+    mcp_servers: Any = None
 
 
 _decode_record = msgspec.json.Decoder(Record).decode
@@ -86,7 +92,7 @@ def looks_like_claude_code(record: Any) -> bool:
     if kind == "summary" and "leafUuid" in record:
         return True
     return kind in CONVERSATION_TYPES | OTHER_TYPES and (
-        "sessionId" in record or "uuid" in record or "messageId" in record
+        "sessionId" in record or "session_id" in record or "uuid" in record or "messageId" in record
     )
 
 
@@ -171,6 +177,7 @@ class ConversationBuilder:
         self.calls: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
         self.agent_ids: dict[str, str] = {}
+        self.catalogs: list[dict[str, Any]] = []
         self._seen_uuids: set[str] = set()
         self._command_uuid: str | None = None
 
@@ -223,6 +230,7 @@ class ConversationBuilder:
                 "command": command,
                 "timestamp": timestamp(record.timestamp),
                 "line": line,
+                "catalog_index": len(self.catalogs) - 1 if self.catalogs else None,
                 "messages": [],
                 "events": [],
             }
@@ -381,8 +389,33 @@ class ConversationBuilder:
             if isinstance(meta, dict):
                 detail = f" (trigger: {meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
             self._event("compaction", f"Conversation compacted{detail}", record, line)
+        elif subtype == "init" and isinstance(record.tools, list):
+            self.catalogs.append(_init_catalog(record, line, self.context))
         elif subtype == "local_command" and self.turns:
             self._event("local_command", str(record.content or ""), record, line)
+
+
+def _init_catalog(record: Record, line: int, context: ParseContext) -> dict[str, Any]:
+    """The tool list of a stream-json ``system``/``init`` record, described from the baseline
+    where the names match (the record carries names only)."""
+    baseline = {tool.name: tool for tool in baseline_catalog().tools}
+    tools = []
+    for name in record.tools:
+        if not isinstance(name, str):
+            context.issue(line, "init record lists a tool that is not a name; skipped")
+            continue
+        known = baseline.get(name)
+        tools.append(
+            {
+                "name": name,
+                "description": known.description if known else None,
+                "parameters": known.parameters if known else {},
+                "provenance": "trace",
+            }
+        )
+    servers = [s.get("name") for s in record.mcp_servers or [] if isinstance(s, dict)]
+    source = f"{context.file}:{line} (init; MCP servers: {', '.join(map(str, servers)) or 'none'})"
+    return {"tools": tools, "source": source, "captured_at": timestamp(record.timestamp)}
 
 
 def build_subagent(
@@ -448,8 +481,9 @@ class _FileParts:
 
     def note_origin(self, record: Record) -> None:
         """Count session ids and versions; the most common ones name the session."""
-        if isinstance(record.sessionId, str):
-            self.session_ids[record.sessionId] += 1
+        session_id = record.sessionId if record.sessionId is not None else record.session_id
+        if isinstance(session_id, str):
+            self.session_ids[session_id] += 1
         if isinstance(record.version, str):
             self.versions[record.version] += 1
         if self.cwd is None and isinstance(record.cwd, str):
@@ -472,6 +506,9 @@ def _sort_record(line: int, record: Record, parts: _FileParts, context: ParseCon
             parts.summaries.append(record.summary)
         return False
     parts.note_origin(record)
+    if isinstance(record.parent_tool_use_id, str):  # a subagent's message in stream-json
+        parts.progress[record.parent_tool_use_id].append((line, record))
+        return False
     if record.isSidechain is True:
         parts.sidechain.append((line, record))
     else:
@@ -595,6 +632,7 @@ def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[st
         "git_branch": parts.git_branch or None,
         "agent_version": version,
         "turns": builder.finish(),
+        "catalogs": builder.catalogs,
         "detached_subagents": detached,
         "issues": [issue.model_dump() for issue in context.issues],
     }
