@@ -21,6 +21,7 @@ from ._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
 from ._jsonio import iter_json_array, iter_jsonl, read_json_document
 from ._models import LoadResult, ParseIssue, Session, ToolCatalog
 from ._openai import looks_like_trajectory, parse_trajectory
+from ._otlp_import import looks_like_otlp, parse_otlp
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
 _SNIFF_LINES = 50
@@ -69,6 +70,8 @@ def _sniff_lines(data: bytes) -> str | None:
             continue
         if looks_like_claude_code(record):
             return "claude-code"
+        if looks_like_otlp(record):
+            return "otlp"
         if looks_like_trajectory(record):
             return "trajectories"
     return None
@@ -161,6 +164,9 @@ class _Loader:
                 self._issue(display, None, "is a Claude Code transcript with no conversation in it")
                 return
             self._add_session(raw, path.parent)
+        elif kind == "otlp":
+            for _line, document in iter_jsonl(data, display, self.result.issues):
+                self._add_otlp(document, display, path)
         elif kind == "trajectories":
             lines = iter_jsonl(data, display, self.result.issues)
             for position, (line, item) in enumerate(lines):
@@ -181,6 +187,18 @@ class _Loader:
             return
         raw["issues"] = [issue.model_dump() for issue in context.issues]
         self._add_session(raw, path.parent)
+
+    def _add_otlp(self, document: Any, display: str, path: Path) -> None:
+        if not looks_like_otlp(document):
+            self._issue(display, None, "a line that is not an OTLP/JSON document; skipped")
+            return
+        context = self._context(display)
+        sessions = parse_otlp(document, context)
+        if not sessions:
+            self.result.issues.extend(context.issues)
+            self._issue(display, None, "is an OTLP/JSON document with no spans")
+        for raw in sessions:
+            self._add_session(raw, path.parent)
 
     def _load_json_document(self, path: Path, display: str, data: bytes) -> None:
         if data.lstrip()[:1] == b"[":
@@ -204,6 +222,8 @@ class _Loader:
             return
         if looks_like_catalog(document):
             self._add_catalog(document, display, path.parent)
+        elif looks_like_otlp(document):
+            self._add_otlp(document, display, path)
         elif looks_like_trajectory(document):
             self._add_trajectory(document, display, 1, path, 0)
         else:
@@ -219,7 +239,7 @@ class _Loader:
             display,
             None,
             "is not a transcript this workbench reads (Claude Code JSONL, OpenAI-format "
-            "trajectories) nor a tool catalog",
+            "trajectories, OTLP/JSON traces) nor a tool catalog",
         )
 
     def attach_catalogs(self, explicit: ToolCatalog | None) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SessionFormat = Literal["claude-code", "claude-code-legacy", "openai"]
+SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace"]
 SubagentSource = Literal["file", "progress", "sidechain"]
 EventKind = Literal[

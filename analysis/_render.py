@@ -113,10 +113,16 @@ def prior_context(session: Session, turn: Turn, budget: int) -> tuple[str, bool]
     return "\n".join(reversed(kept)), False
 
 
+EXPANSION_PREFIX = "(the command expands to: "
+
+
+def expansion_note(turn: Turn) -> str | None:
+    return f"{EXPANSION_PREFIX}{turn.expanded_prompt})" if turn.expanded_prompt else None
+
+
 def _ask(turn: Turn) -> str:
-    if turn.expanded_prompt:
-        return f"{turn.ask}\n(the command expands to: {turn.expanded_prompt})"
-    return turn.ask
+    note = expansion_note(turn)
+    return f"{turn.ask}\n{note}" if note else turn.ask
 
 
 def _called_only(turn: Turn, catalog: ToolCatalog) -> list[ToolDef]:

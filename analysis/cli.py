@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import click
 
+from ._catalogs import load_live_dump
 from ._loader import load
+from ._models import LoadResult, ToolCatalog
+from ._otlp import export_otlp_json
 from ._report import IngestReport, ingest_report
 
 EXIT_NOTHING_LOADED = 2
@@ -68,6 +73,56 @@ def ingest(paths: tuple[str, ...], as_json: bool, catalog: str | None) -> None:
         if not as_json:
             click.echo("Nothing could be loaded from the given paths.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
+
+
+def _load_or_exit(paths: tuple[str, ...], catalog: str | None = None) -> LoadResult:
+    """Load, report every issue on stderr, and exit 2 when nothing could be loaded."""
+    result = load(paths, catalog=catalog)
+    for issue in result.all_issues():
+        click.echo(str(issue), err=True)
+    if not result.sessions:
+        click.echo("Nothing could be loaded from the given paths.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    return result
+
+
+def _live_dump_or_exit(path: str | None) -> ToolCatalog | None:
+    if path is None:
+        return None
+    live, issues = load_live_dump(path)
+    for issue in issues:
+        click.echo(str(issue), err=True)
+    if live is None:
+        click.echo(f"{path}: the live catalog dump could not be read.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    return live
+
+
+live_dump_option = click.option(
+    "--live-catalog",
+    type=click.Path(dir_okay=False),
+    help="Catalog the agent dumped at send time, merged on top of the baseline.",
+)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--out", required=True, type=click.Path(dir_okay=False), help="OTLP/JSON file to write."
+)
+@live_dump_option
+def export(paths: tuple[str, ...], out: str, live_catalog: str | None) -> None:
+    """Write sessions as OTLP/JSON traces (one trace per turn, OTel GenAI + Pydantic AI)."""
+    result = _load_or_exit(paths)
+    document = export_otlp_json(result.sessions, _live_dump_or_exit(live_catalog))
+    try:
+        Path(out).write_text(json.dumps(document, ensure_ascii=False))
+    except OSError as error:
+        click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
+        sys.exit(1)
+    spans = sum(len(s["spans"]) for r in document["resourceSpans"] for s in r["scopeSpans"])
+    turns = sum(len(s.turns) for s in result.sessions)
+    click.echo(f"Wrote {len(result.sessions)} sessions, {turns} traces, {spans} spans to {out}")
 
 
 def main() -> None:
