@@ -1,6 +1,14 @@
 """TSQ Workbench: load agent transcripts and judge each turn's tool choice."""
 
 from ._catalog import catalog_from_entries
+from ._catalogs import (
+    MergeReport,
+    TurnCatalog,
+    baseline_catalog,
+    catalog_for_turn,
+    load_live_dump,
+    merge_catalogs,
+)
 from ._frames import sessions_frame, tool_calls_frame, turns_frame
 from ._loader import load, load_catalog
 from ._models import (
@@ -17,14 +25,20 @@ from ._models import (
     TurnEvent,
     Usage,
 )
+from ._otlp import export_otlp_json, export_request
+from ._render import CONDITIONS, RenderedTurn, RenderOptions, render_call, render_turn
 from ._report import IngestReport, ingest_report
 from ._samples import sample_data_dir
 
 __all__ = [
+    "CONDITIONS",
     "AssistantMessage",
     "IngestReport",
     "LoadResult",
+    "MergeReport",
     "ParseIssue",
+    "RenderOptions",
+    "RenderedTurn",
     "Session",
     "SubagentRun",
     "ToolCall",
@@ -32,12 +46,21 @@ __all__ = [
     "ToolDef",
     "ToolResult",
     "Turn",
+    "TurnCatalog",
     "TurnEvent",
     "Usage",
+    "baseline_catalog",
+    "catalog_for_turn",
     "catalog_from_entries",
+    "export_otlp_json",
+    "export_request",
     "ingest_report",
     "load",
     "load_catalog",
+    "load_live_dump",
+    "merge_catalogs",
+    "render_call",
+    "render_turn",
     "sample_data_dir",
     "sessions_frame",
     "tool_calls_frame",
