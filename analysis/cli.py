@@ -13,6 +13,8 @@ from ._loader import load
 from ._models import LoadResult, ToolCatalog
 from ._otlp import export_otlp_json
 from ._report import IngestReport, ingest_report
+from ._sanitize import DEFAULT_MAX_CHARS
+from ._send import SendPreview, prepare, send
 
 EXIT_NOTHING_LOADED = 2
 
@@ -123,6 +125,74 @@ def export(paths: tuple[str, ...], out: str, live_catalog: str | None) -> None:
     spans = sum(len(s["spans"]) for r in document["resourceSpans"] for s in r["scopeSpans"])
     turns = sum(len(s.turns) for s in result.sessions)
     click.echo(f"Wrote {len(result.sessions)} sessions, {turns} traces, {spans} spans to {out}")
+
+
+def _headers(pairs: tuple[str, ...]) -> dict[str, str]:
+    headers = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--header")
+        headers[key.strip()] = value
+    return headers
+
+
+def _print_preview(preview: SendPreview, endpoint: str) -> None:
+    click.echo(f"About to send to {endpoint}:")
+    click.echo(
+        f"  {preview.sessions} sessions, {preview.turns} turns (traces), {preview.spans} spans, "
+        f"{preview.bytes:,} bytes"
+    )
+    redacted = ", ".join(f"{kind} {n}" for kind, n in preview.redactions.items()) or "nothing"
+    click.echo(f"  redacted: {redacted}")
+
+
+@cli.command(name="send")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--endpoint", required=True, help="Full OTLP/HTTP traces URL, e.g. …/v1/traces.")
+@click.option(
+    "--header", "header_pairs", multiple=True, help="Request header KEY=VALUE; repeatable."
+)
+@click.option("--yes", is_flag=True, help="Send without asking (for scripts).")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_CHARS,
+    show_default=True,
+    help="Tool arguments and results are cut to this many characters.",
+)
+@live_dump_option
+def send_command(
+    paths: tuple[str, ...],
+    endpoint: str,
+    header_pairs: tuple[str, ...],
+    yes: bool,
+    max_chars: int,
+    live_catalog: str | None,
+) -> None:
+    """Sanitize sessions and send them as OTLP traces, after showing what will leave."""
+    headers = _headers(header_pairs)
+    result = _load_or_exit(paths)
+    prepared, preview = prepare(result.sessions, _live_dump_or_exit(live_catalog), max_chars)
+    _print_preview(preview, endpoint)
+    if not yes:
+        if not sys.stdin.isatty():
+            click.echo("Not sent: pass --yes to send without a terminal to confirm on.", err=True)
+            sys.exit(1)
+        if not click.confirm("Send?", default=False):
+            click.echo("Not sent.")
+            return
+    outcome = send(prepared, endpoint, headers)
+    for message in outcome.messages:
+        click.echo(message, err=True)
+    accepted = (
+        f"{outcome.sessions_accepted} of {len(prepared)} sessions "
+        f"({outcome.traces_accepted} traces) accepted"
+    )
+    if outcome.error is not None:
+        click.echo(f"Send failed: {outcome.error}; {accepted}.", err=True)
+        sys.exit(1)
+    click.echo(f"Sent: {accepted}.")
 
 
 def main() -> None:
