@@ -161,6 +161,9 @@ def _print_preview(preview: SendPreview, endpoint: str) -> None:
     show_default=True,
     help="Tool arguments and results are cut to this many characters.",
 )
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds."
+)
 @live_dump_option
 def send_command(
     paths: tuple[str, ...],
@@ -168,6 +171,7 @@ def send_command(
     header_pairs: tuple[str, ...],
     yes: bool,
     max_chars: int,
+    timeout: float,
     live_catalog: str | None,
 ) -> None:
     """Sanitize sessions and send them as OTLP traces, after showing what will leave."""
@@ -182,7 +186,7 @@ def send_command(
         if not click.confirm("Send?", default=False):
             click.echo("Not sent.")
             return
-    outcome = send(prepared, endpoint, headers)
+    outcome = send(prepared, endpoint, headers, timeout)
     for message in outcome.messages:
         click.echo(message, err=True)
     accepted = (

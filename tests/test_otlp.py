@@ -146,3 +146,21 @@ def test_export_then_import_gives_the_same_sessions_catalogs_and_calls(samples, 
             ]
             said = "\n".join(m.text for m in turn.messages if m.text)
             assert (turn_again.messages[0].text if turn_again.messages else "") == said
+
+
+def test_cli_export_writes_otlp_json_that_loads_back(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.json"
+    sample = analysis.sample_data_dir() / "transcripts"
+    done = subprocess.run(
+        [sys.executable, "-m", "analysis", "export", str(sample), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Wrote 4 sessions, 11 traces, 36 spans")
+    document = json.loads(out.read_text())
+    assert set(document) == {"resourceSpans"}
+    assert len(analysis.load([out]).sessions) == 4

@@ -1,0 +1,76 @@
+"""A real OTLP/HTTP traces receiver on loopback that decodes protobuf and can misbehave."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+
+@dataclass
+class Behaviour:
+    status: int = 200
+    delay: float = 0.0
+    rejected_spans: int = 0
+    fail_after: int | None = None  # answer 503 from this request on
+    requests: list[ExportTraceServiceRequest] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+
+
+class Receiver:
+    def __init__(self) -> None:
+        self.behaviour = Behaviour()
+        behaviour = self.behaviour
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if behaviour.delay:
+                    time.sleep(behaviour.delay)
+                status = behaviour.status
+                if (
+                    behaviour.fail_after is not None
+                    and len(behaviour.requests) >= behaviour.fail_after
+                ):
+                    status = 503
+                if status != 200:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/plain")
+                    self.end_headers()
+                    self.wfile.write(b"receiver says no\n")
+                    return
+                behaviour.requests.append(ExportTraceServiceRequest.FromString(body))
+                behaviour.headers.append(dict(self.headers))
+                response = ExportTraceServiceResponse()
+                if behaviour.rejected_spans:
+                    response.partial_success.rejected_spans = behaviour.rejected_spans
+                payload = response.SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
+
+    def __enter__(self) -> Receiver:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
