@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from ._jsonio import timestamp
+from ._jsonio import read_json_document, timestamp
 from ._models import ParseIssue, Provenance, ToolCatalog, ToolDef
 
 
@@ -80,3 +81,21 @@ def catalog_from_document(
             timestamp(captured_at),
         )
     return catalog_from_entries(document, source, provenance, issues)
+
+
+def read_catalog_file(
+    path: str | Path, provenance: Provenance
+) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """A catalog from a JSON file; problems (unreadable, not JSON, not tools) are issues."""
+    display = str(path)
+    try:
+        data = Path(path).expanduser().read_bytes()
+    except OSError as error:
+        return None, [ParseIssue(file=display, reason=f"cannot be read ({error.strerror})")]
+    document, issues = read_json_document(data, display)
+    if document is None:
+        return None, issues
+    if not looks_like_catalog(document):
+        issues.append(ParseIssue(file=display, reason="is not a list of tool definitions"))
+        return None, issues
+    return catalog_from_document(document, display, provenance, issues), issues

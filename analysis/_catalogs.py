@@ -17,8 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ._catalog import catalog_from_document, looks_like_catalog
-from ._jsonio import read_json_document
+from ._catalog import catalog_from_document, read_catalog_file
 from ._models import ParseIssue, Session, ToolCatalog, ToolDef, Turn
 
 CatalogBasis = Literal["trace", "baseline", "baseline+live"]
@@ -43,18 +42,7 @@ def load_live_dump(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssu
     The file is a JSON list of ``{"name", "description", "input_schema" | "parameters"}``
     (MCP tools named ``mcp__server__tool``), or ``{"captured_at": ISO time, "tools": [...]}``.
     """
-    display = str(path)
-    try:
-        data = Path(path).expanduser().read_bytes()
-    except OSError as error:
-        return None, [ParseIssue(file=display, reason=f"cannot be read ({error.strerror})")]
-    document, issues = read_json_document(data, display)
-    if document is None:
-        return None, issues
-    if not looks_like_catalog(document):
-        issues.append(ParseIssue(file=display, reason="is not a list of tool definitions"))
-        return None, issues
-    return catalog_from_document(document, display, "live", issues), issues
+    return read_catalog_file(path, "live")
 
 
 class MergeReport(BaseModel):

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from ._catalog import catalog_from_document, looks_like_catalog
+from ._catalog import catalog_from_document, looks_like_catalog, read_catalog_file
 from ._claude_code import (
     SUBAGENTS_DIR,
     looks_like_claude_code,
@@ -254,18 +254,7 @@ class _Loader:
 
 def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
     """Read a catalog file (OpenAI function list, Anthropic tool list, or ``{"tools": [...]}``)."""
-    display = str(path)
-    try:
-        data = Path(path).expanduser().read_bytes()
-    except OSError as error:
-        return None, [ParseIssue(file=display, reason=f"cannot be read ({error.strerror})")]
-    document, issues = read_json_document(data, display)
-    if document is None:
-        return None, issues
-    if not looks_like_catalog(document):
-        issues.append(ParseIssue(file=display, reason="is not a list of tool definitions"))
-        return None, issues
-    return catalog_from_document(document, display, "trace", issues), issues
+    return read_catalog_file(path, "trace")
 
 
 @contextmanager
