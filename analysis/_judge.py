@@ -1,0 +1,334 @@
+"""ChainPoll judge for Tool Selection Quality.
+
+Chain: the judge reasons through a rubric before its verdict. Poll: it is asked N times,
+independently; the turn's score is correct votes / valid votes, a probability. A vote that
+comes back malformed is discarded and asked again, up to a limit; a turn with no valid vote
+is unscored (``score`` None), never 0 or 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anthropic
+from platformdirs import user_cache_dir
+from pydantic import BaseModel, Field
+
+from ._render import Condition, RenderedTurn
+
+RUBRIC_VERSION = "tsq-rubric/1"
+RUBRIC = """You grade one turn of a coding agent: did it choose the right tool?
+
+You are given the prior context (a summary of earlier turns), the user's current request,
+the tools that were available (with what each is for), and the model output, in which each
+chosen tool call is written like Name(arg="value").
+
+Reason step by step before you decide:
+1. Did the request need a tool at all?
+2. Can the chosen tool do what was asked? (Read cannot delete a file; a web search cannot see
+   this machine or this repository.)
+3. Was a clearly better tool on the menu? (A question about local files or repository state
+   answered with a web search is a wrong choice.)
+4. Were the arguments right for the request?
+
+Then call record_verdict: "correct" when the tool choice was appropriate, "incorrect" when it
+was not, or when tools were needed and none was called."""
+
+VERDICT_TOOL: dict[str, Any] = {
+    "name": "record_verdict",
+    "description": "Record the verdict on the turn's tool choice, with the reasoning behind it.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "description": "Step-by-step reasoning."},
+            "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
+        },
+        "required": ["reasoning", "verdict"],
+    },
+}
+
+# USD per million tokens (input, output); a model not listed gets no cost estimate.
+PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
+
+
+class JudgeError(Exception):
+    """A problem that stops a run before any vote, told in one sentence."""
+
+
+class Vote(BaseModel):
+    verdict: Literal["correct", "incorrect"]
+    reasoning: str
+
+
+class TurnJudgment(BaseModel):
+    """One judged turn: the contract of each line of ``tsq judge --out``."""
+
+    session_id: str
+    turn_index: int
+    score: float | None
+    votes: list[Vote]
+    n_requested: int
+    n_valid: int
+    n_discarded: int
+    model: str
+    rubric_version: str
+    condition: Condition
+    catalog_size: int
+    call_rendered: bool
+    context_chars: int
+    unscored_reason: str | None = None
+
+
+class JudgeConfig(BaseModel):
+    model: str
+    votes: int = Field(default=3, ge=1, le=10)
+    base_url: str | None = None
+    api_key: str | None = None
+    concurrency: int = Field(default=4, ge=1, le=64)
+    attempts_per_vote: int = Field(default=3, ge=1, le=10)
+    """How often a malformed vote is asked again before it is discarded."""
+    max_retries: int = Field(default=5, ge=0, le=20)
+    """Transport retries (429, 5xx, 529 overloaded, timeouts), honouring retry-after."""
+    timeout: float = 120.0
+    max_tokens: int = 1024
+    cache_dir: Path | None = None
+
+
+class RunStats(BaseModel):
+    """What a run cost: requests made (retries included), cache hits and tokens."""
+
+    http_requests: int = 0
+    cache_hits: int = 0
+    votes_asked: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str = ""
+
+    @property
+    def cost_usd(self) -> float | None:
+        price = next((p for family, p in PRICES.items() if family in self.model.lower()), None)
+        if price is None:
+            return None
+        return (self.input_tokens * price[0] + self.output_tokens * price[1]) / 1e6
+
+
+def default_cache_dir() -> Path:
+    """The user's cache directory (``$XDG_CACHE_HOME/tsq-workbench`` on Linux)."""
+    return Path(user_cache_dir("tsq-workbench"))
+
+
+class VoteCache:
+    """Valid votes on disk, keyed by (rendered input, model, rubric version, vote index)."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "judge-votes.sqlite3"
+        self._db = sqlite3.connect(self.path)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS votes (key TEXT PRIMARY KEY, vote TEXT NOT NULL)"
+        )
+        self._db.commit()
+
+    @staticmethod
+    def key(prompt: str, model: str, index: int) -> str:
+        material = json.dumps([prompt, model, RUBRIC_VERSION, index])
+        return hashlib.sha256(material.encode()).hexdigest()
+
+    def get(self, key: str) -> Vote | None:
+        row = self._db.execute("SELECT vote FROM votes WHERE key = ?", (key,)).fetchone()
+        return Vote.model_validate_json(row[0]) if row else None
+
+    def put(self, key: str, vote: Vote) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO votes VALUES (?, ?)", (key, vote.model_dump_json())
+        )
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def parse_vote(content: Sequence[Any]) -> Vote | None:
+    """The vote in a response's content blocks, or None when it is malformed."""
+    for block in content:
+        if (
+            getattr(block, "type", None) == "tool_use"
+            and getattr(block, "name", None) == "record_verdict"
+        ):
+            data = getattr(block, "input", None)
+            if (
+                isinstance(data, dict)
+                and data.get("verdict") in ("correct", "incorrect")
+                and isinstance(data.get("reasoning"), str)
+            ):
+                return Vote(verdict=data["verdict"], reasoning=data["reasoning"])
+    return None
+
+
+def vote_request(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
+    """The Messages API parameters of one vote (the same in direct and batch mode)."""
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": RUBRIC,
+        "messages": [{"role": "user", "content": prompt}],
+        "tools": [VERDICT_TOOL],
+        "tool_choice": {"type": "tool", "name": VERDICT_TOOL["name"]},
+    }
+
+
+def make_client(config: JudgeConfig, stats: RunStats) -> anthropic.AsyncAnthropic:
+    api_key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if not api_key:
+        raise JudgeError(
+            "No Anthropic API key: set ANTHROPIC_API_KEY (or the app's secrets) to run the judge."
+        )
+
+    async def count(request: object) -> None:
+        stats.http_requests += 1
+
+    http_client = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
+    return anthropic.AsyncAnthropic(
+        api_key=api_key,
+        base_url=config.base_url,
+        max_retries=config.max_retries,
+        timeout=config.timeout,
+        http_client=http_client,
+    )
+
+
+async def resolve_model(client: anthropic.AsyncAnthropic, name: str) -> str:
+    """The model id for ``name`` (an id or a display name), checked against the models list."""
+    try:
+        models = [model async for model in client.models.list(limit=1000)]
+    except anthropic.AuthenticationError as error:
+        raise JudgeError("The API key was rejected (HTTP 401); check ANTHROPIC_API_KEY.") from error
+    except anthropic.APIConnectionError as error:
+        raise JudgeError(f"Could not reach the Anthropic API at {client.base_url}.") from error
+    except anthropic.APIStatusError as error:
+        raise JudgeError(f"Listing models failed with HTTP {error.status_code}.") from error
+    by_name = {m.id: m.id for m in models} | {m.display_name: m.id for m in models}
+    lowered = {key.lower(): value for key, value in by_name.items()}
+    if name in by_name or name.lower() in lowered:
+        return by_name.get(name) or lowered[name.lower()]
+    close = difflib.get_close_matches(name, [m.id for m in models], n=3, cutoff=0.3)
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    raise JudgeError(f"Unknown judge model {name!r} (not in the models list{hint}).")
+
+
+def score_of(votes: Sequence[Vote]) -> float | None:
+    return sum(v.verdict == "correct" for v in votes) / len(votes) if votes else None
+
+
+def judgment(
+    rendered: RenderedTurn, votes: list[Vote], requested: int, model: str, reason: str | None
+) -> TurnJudgment:
+    return TurnJudgment(
+        session_id=rendered.session_id,
+        turn_index=rendered.turn_index,
+        score=score_of(votes),
+        votes=votes,
+        n_requested=requested,
+        n_valid=len(votes),
+        n_discarded=requested - len(votes),
+        model=model,
+        rubric_version=RUBRIC_VERSION,
+        condition=rendered.condition,
+        catalog_size=len(rendered.tools),
+        call_rendered=rendered.call_rendered,
+        context_chars=len(rendered.prior_context),
+        unscored_reason=None if votes else reason,
+    )
+
+
+class Judge:
+    """Runs ChainPoll votes in direct mode, with a concurrency limit and the vote cache."""
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        client: anthropic.AsyncAnthropic,
+        cache: VoteCache | None,
+        stats: RunStats,
+        on_turn: Callable[[], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.cache = cache
+        self.stats = stats
+        self.on_turn = on_turn
+        self.model = config.model
+        self._limit = asyncio.Semaphore(config.concurrency)
+
+    async def _ask(self, prompt: str) -> Vote | None:
+        """One vote, asked again while malformed, up to ``attempts_per_vote``."""
+        for _ in range(self.config.attempts_per_vote):
+            async with self._limit:
+                self.stats.votes_asked += 1
+                response = await self.client.messages.create(
+                    **vote_request(self.model, prompt, self.config.max_tokens)
+                )
+            self.stats.input_tokens += response.usage.input_tokens
+            self.stats.output_tokens += response.usage.output_tokens
+            vote = parse_vote(response.content)
+            if vote is not None:
+                return vote
+        return None
+
+    async def _vote(self, prompt: str, index: int) -> tuple[Vote | None, str | None]:
+        key = VoteCache.key(prompt, self.model, index)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.stats.cache_hits += 1
+                return cached, None
+        try:
+            vote = await self._ask(prompt)
+        except anthropic.APIStatusError as error:
+            return None, f"the API answered HTTP {error.status_code} after retries"
+        except (anthropic.APIConnectionError, anthropic.APITimeoutError):
+            return None, "the API could not be reached or timed out after retries"
+        if vote is None:
+            return None, f"no valid verdict in {self.config.attempts_per_vote} attempts"
+        if self.cache is not None:
+            self.cache.put(key, vote)
+        return vote, None
+
+    async def judge(self, rendered: RenderedTurn) -> TurnJudgment:
+        prompt = rendered.prompt_text()
+        results = await asyncio.gather(
+            *(self._vote(prompt, index) for index in range(self.config.votes))
+        )
+        votes = [vote for vote, _ in results if vote is not None]
+        reason = next((why for _, why in results if why), None)
+        if self.on_turn is not None:
+            self.on_turn()
+        return judgment(rendered, votes, self.config.votes, self.model, reason)
+
+
+async def judge_rendered(
+    turns: Sequence[RenderedTurn],
+    config: JudgeConfig,
+    on_turn: Callable[[], None] | None = None,
+) -> tuple[list[TurnJudgment], RunStats]:
+    """Judge every rendered turn (direct mode); results in the order given."""
+    stats = RunStats()
+    client = make_client(config, stats)
+    cache = VoteCache(config.cache_dir or default_cache_dir())
+    try:
+        judge = Judge(config, client, cache, stats, on_turn)
+        judge.model = await resolve_model(client, config.model)
+        stats.model = judge.model
+        judgments = list(await asyncio.gather(*(judge.judge(turn) for turn in turns)))
+    finally:
+        cache.close()
+        await client.close()
+    return judgments, stats

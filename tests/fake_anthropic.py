@@ -1,0 +1,258 @@
+"""A local server that speaks the Anthropic Messages, Models and Batches APIs, and misbehaves.
+
+The real SDK talks to it over loopback. Its "judgement" is a fixed rule on the prompt, so a
+test knows what each vote will be without asking the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+API_KEY = "test-key"
+MODELS = [
+    {
+        "type": "model",
+        "id": "claude-judge-4-5",
+        "display_name": "Claude Judge 4.5",
+        "created_at": "2026-01-01T00:00:00Z",
+    },
+    {
+        "type": "model",
+        "id": "claude-haiku-judge-3",
+        "display_name": "Claude Haiku Judge 3",
+        "created_at": "2026-01-01T00:00:00Z",
+    },
+]
+RIGHT_TOOL = {
+    "contents of": "Read",
+    "git branch": "Bash",
+    "Delete this stale lock": "Bash",
+    "How many Python files": "Glob",
+}
+
+
+def rule_verdict(prompt: str) -> str:
+    """Menu of one → correct; no call in the output → incorrect; else the table decides."""
+    tools = int(re.search(r"## Available tools \((\d+)\)", prompt).group(1))
+    output = prompt.split("## Model output", 1)[1]
+    called = re.findall(r"^(\w+)\(", output, re.M)
+    if not called:
+        return "incorrect"
+    if tools == 1:
+        return "correct"
+    ask = prompt.split("## Current user request", 1)[1].split("##", 1)[0]
+    right = next((tool for key, tool in RIGHT_TOOL.items() if key in ask), None)
+    return "correct" if right is None or right in called else "incorrect"
+
+
+@dataclass
+class Script:
+    """Faults served in order, one per /v1/messages request, before normal answers resume."""
+
+    faults: list[str] = field(default_factory=list)
+    delay: float = 0.0
+    split_ask: str | None = None  # this ask gets votes correct, incorrect, correct, ...
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    request_times: list[float] = field(default_factory=list)
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    polls: int = 0
+    _split_counter: int = 0
+
+
+def _message(model: str, verdict_input: dict[str, Any] | None) -> dict[str, Any]:
+    content = (
+        [{"type": "tool_use", "id": "toolu_v", "name": "record_verdict", "input": verdict_input}]
+        if verdict_input is not None
+        else [{"type": "text", "text": "I think it was fine."}]
+    )
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1000, "output_tokens": 100},
+    }
+
+
+class FakeAnthropic:
+    def __init__(self) -> None:
+        self.script = Script()
+        script = self.script
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _error(
+                self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+            ) -> None:
+                self._send(
+                    status, {"type": "error", "error": {"type": kind, "message": message}}, headers
+                )
+
+            def _authorized(self) -> bool:
+                bearer = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                if API_KEY not in (self.headers.get("x-api-key"), bearer):
+                    self._error(401, "authentication_error", "invalid x-api-key")
+                    return False
+                return True
+
+            def do_GET(self) -> None:
+                if not self._authorized():
+                    return
+                if self.path.startswith("/v1/models"):
+                    self._send(
+                        200,
+                        {
+                            "data": MODELS,
+                            "has_more": False,
+                            "first_id": MODELS[0]["id"],
+                            "last_id": MODELS[-1]["id"],
+                        },
+                    )
+                elif match := re.match(r"^/v1/messages/batches/([\w-]+)/results", self.path):
+                    batch = script.batches[match.group(1)]
+                    lines = "\n".join(json.dumps(r) for r in batch["results"]) + "\n"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/x-jsonl")
+                    self.end_headers()
+                    self.wfile.write(lines.encode())
+                elif match := re.match(r"^/v1/messages/batches/([\w-]+)$", self.path):
+                    script.polls += 1
+                    batch = script.batches[match.group(1)]
+                    ended = script.polls % 2 == 0  # "in_progress" on every other poll
+                    self._send(200, outer._batch_body(batch, ended))
+                else:
+                    self._error(404, "not_found_error", f"no route {self.path}")
+
+            def do_POST(self) -> None:
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}"
+                )
+                if not self._authorized():
+                    return
+                if self.path == "/v1/messages/batches":
+                    self._send(200, outer._create_batch(body))
+                    return
+                if self.path != "/v1/messages":
+                    self._error(404, "not_found_error", f"no route {self.path}")
+                    return
+                script.messages.append(body)
+                script.request_times.append(time.monotonic())
+                fault = script.faults.pop(0) if script.faults else None
+                if fault == "overloaded":
+                    self._error(529, "overloaded_error", "Overloaded")
+                elif fault == "rate_limited":
+                    self._error(429, "rate_limit_error", "slow down", {"retry-after": "1"})
+                elif fault == "server_error":
+                    self._error(500, "api_error", "boom")
+                elif fault == "slow":
+                    time.sleep(3)
+                    self._send(200, outer._answer(body))
+                elif fault == "no_verdict":
+                    self._send(200, _message(body["model"], None))
+                elif fault == "bad_verdict":
+                    self._send(
+                        200, _message(body["model"], {"reasoning": "hmm", "verdict": "maybe"})
+                    )
+                elif fault == "missing_fields":
+                    self._send(200, _message(body["model"], {"verdict": "correct"}))
+                else:
+                    if script.delay:
+                        time.sleep(script.delay)
+                    self._send(200, outer._answer(body))
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _verdict(self, body: dict[str, Any]) -> str:
+        prompt = body["messages"][0]["content"]
+        if (
+            self.script.split_ask
+            and self.script.split_ask in prompt
+            and "## Available tools (1)" not in prompt
+        ):
+            self.script._split_counter += 1
+            return "correct" if self.script._split_counter % 2 else "incorrect"
+        return rule_verdict(prompt)
+
+    def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        verdict = self._verdict(body)
+        return _message(
+            body["model"],
+            {"reasoning": f"Step by step: the choice was {verdict}.", "verdict": verdict},
+        )
+
+    def _create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        batch_id = f"msgbatch_{len(self.script.batches) + 1}"
+        results = []
+        for request in body["requests"]:
+            self.script.messages.append(request["params"])
+            fault = self.script.faults.pop(0) if self.script.faults else None
+            if fault in ("no_verdict", "bad_verdict"):
+                message = _message(request["params"]["model"], None)
+            else:
+                message = self._answer(request["params"])
+            results.append(
+                {
+                    "custom_id": request["custom_id"],
+                    "result": {"type": "succeeded", "message": message},
+                }
+            )
+        self.script.batches[batch_id] = {"id": batch_id, "results": results}
+        return self._batch_body(self.script.batches[batch_id], ended=False)
+
+    @staticmethod
+    def _batch_body(batch: dict[str, Any], ended: bool) -> dict[str, Any]:
+        count = len(batch["results"])
+        return {
+            "id": batch["id"],
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else count,
+                "succeeded": count if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "ended_at": "2026-01-01T00:00:00Z" if ended else None,
+            "created_at": "2026-01-01T00:00:00Z",
+            "expires_at": "2026-01-02T00:00:00Z",
+            "cancel_initiated_at": None,
+            "archived_at": None,
+            "results_url": f"/v1/messages/batches/{batch['id']}/results" if ended else None,
+        }
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeAnthropic:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,138 @@
+"""ChainPoll judge, with the real SDK against a local server that misbehaves on purpose."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fake_anthropic import API_KEY, FakeAnthropic
+
+import analysis
+from analysis._judge import JudgeConfig, JudgeError, judge_rendered
+from analysis._render import render_turn
+
+BAD = "5eed0000-0000-4000-8000-000000000001"
+
+
+@pytest.fixture
+def fake():
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def bad_choices():
+    loaded = analysis.load([analysis.sample_data_dir() / "transcripts"])
+    return next(s for s in loaded.sessions if s.session_id == BAD)
+
+
+def config(fake, tmp_path, **overrides):
+    values = {
+        "model": "claude-judge-4-5",
+        "base_url": fake.url,
+        "api_key": API_KEY,
+        "cache_dir": tmp_path / "cache",
+        "max_retries": 3,
+    }
+    values.update(overrides)
+    return JudgeConfig(**values)
+
+
+def run(turns, cfg):
+    return asyncio.run(judge_rendered(turns, cfg))
+
+
+def test_the_seeds_story_in_three_conditions(fake, tmp_path, bad_choices):
+    scores = {}
+    for condition in ("bare", "catalog_no_call", "full"):
+        turns = [render_turn(bad_choices, t, condition) for t in bad_choices.turns]
+        judgments, _ = run(turns, config(fake, tmp_path, cache_dir=tmp_path / condition))
+        scores[condition] = [j.score for j in judgments]
+        assert all(j.condition == condition for j in judgments)
+    assert scores["bare"] == [1.0, 1.0, 1.0, 1.0]
+    assert scores["catalog_no_call"] == [0.0, 0.0, 0.0, 0.0]
+    assert scores["full"] == [1.0, 0.0, 0.0, 0.0]
+    assert sum(scores["full"]) / 4 == 0.25
+
+
+def test_every_request_carries_the_whole_catalog_and_the_rendered_call(fake, tmp_path, bad_choices):
+    turn = bad_choices.turns[1]
+    run([render_turn(bad_choices, turn)], config(fake, tmp_path))
+    assert len(fake.script.messages) == 3
+    for body in fake.script.messages:
+        prompt = body["messages"][0]["content"]
+        for tool in analysis.baseline_catalog().tools:
+            assert f"- {tool.name}: {tool.description}" in prompt
+        assert 'WebSearch(query="how to find current git branch")' in prompt
+        assert body["tool_choice"] == {"type": "tool", "name": "record_verdict"}
+        assert "Did the request need a tool at all?" in body["system"]
+
+
+def test_split_votes_score_between_zero_and_one(fake, tmp_path, bad_choices):
+    fake.script.split_ask = "Show me the contents"
+    (judgment,), _ = run([render_turn(bad_choices, bad_choices.turns[0])], config(fake, tmp_path))
+    assert [v.verdict for v in judgment.votes].count("correct") == 2
+    assert judgment.score == pytest.approx(2 / 3)
+    assert (judgment.n_requested, judgment.n_valid, judgment.n_discarded) == (3, 3, 0)
+
+
+def test_overload_and_rate_limits_are_retried(fake, tmp_path, bad_choices):
+    fake.script.faults = ["overloaded", "rate_limited", "server_error"]
+    (judgment,), stats = run(
+        [render_turn(bad_choices, bad_choices.turns[0])], config(fake, tmp_path, concurrency=1)
+    )
+    assert judgment.score == 1.0
+    assert judgment.n_valid == 3
+    assert len(fake.script.messages) == 6  # three faults, then three answers
+    assert stats.http_requests == 1 + 6  # the models list, then every messages request
+    gaps = [
+        b - a
+        for a, b in zip(fake.script.request_times, fake.script.request_times[1:], strict=False)
+    ]
+    assert gaps[1] >= 0.9  # retry-after: 1 was honoured after the 429
+
+
+def test_malformed_votes_are_asked_again_then_discarded(fake, tmp_path, bad_choices):
+    fake.script.faults = ["no_verdict", "bad_verdict"]
+    cfg = config(fake, tmp_path, votes=1, attempts_per_vote=3)
+    (judgment,), _ = run([render_turn(bad_choices, bad_choices.turns[0])], cfg)
+    assert (judgment.score, judgment.n_valid, judgment.n_discarded) == (1.0, 1, 0)
+    assert len(fake.script.messages) == 3
+
+    fake.script.faults = ["missing_fields"] * 2 + ["bad_verdict"] * 4
+    cfg = config(
+        fake, tmp_path, votes=2, attempts_per_vote=3, cache_dir=tmp_path / "fresh", concurrency=1
+    )
+    (judgment,), _ = run([render_turn(bad_choices, bad_choices.turns[1])], cfg)
+    assert judgment.score is None  # unscored, never 0 or 1
+    assert (judgment.n_valid, judgment.n_discarded) == (0, 2)
+    assert judgment.unscored_reason == "no valid verdict in 3 attempts"
+
+
+def test_a_rerun_hits_the_cache_and_makes_no_request(fake, tmp_path, bad_choices):
+    turns = [render_turn(bad_choices, t) for t in bad_choices.turns]
+    first, _ = run(turns, config(fake, tmp_path))
+    made = len(fake.script.messages)
+    assert made == 12
+    again, stats = run(turns, config(fake, tmp_path))
+    assert len(fake.script.messages) == made
+    assert stats.cache_hits == 12
+    assert [j.score for j in again] == [j.score for j in first]
+
+
+def test_model_by_display_name_and_unknown_model(fake, tmp_path, bad_choices):
+    turns = [render_turn(bad_choices, bad_choices.turns[0])]
+    (judgment,), _ = run(turns, config(fake, tmp_path, model="Claude Judge 4.5"))
+    assert judgment.model == "claude-judge-4-5"
+    with pytest.raises(
+        JudgeError, match=r"Unknown judge model 'claude-judge-4'.*closest: claude-judge-4-5"
+    ):
+        run(turns, config(fake, tmp_path, model="claude-judge-4"))
+    assert fake.script.messages[-1]["model"] == "claude-judge-4-5"  # no vote for the bad name
+
+
+def test_a_rejected_key_says_so(fake, tmp_path, bad_choices):
+    turns = [render_turn(bad_choices, bad_choices.turns[0])]
+    with pytest.raises(JudgeError, match="The API key was rejected"):
+        run(turns, config(fake, tmp_path, api_key="wrong"))
+    assert fake.script.messages == []
