@@ -100,6 +100,8 @@ class JudgeConfig(BaseModel):
     timeout: float = 120.0
     max_tokens: int = 1024
     cache_dir: Path | None = None
+    poll_seconds: float = 10.0
+    """Batch mode: how long to wait between status checks."""
 
 
 class RunStats(BaseModel):
@@ -314,20 +316,100 @@ class Judge:
         return judgment(rendered, votes, self.config.votes, self.model, reason)
 
 
+async def _batch_round(
+    client: anthropic.AsyncAnthropic,
+    requests: dict[str, dict[str, Any]],
+    config: JudgeConfig,
+    stats: RunStats,
+) -> dict[str, Vote | None]:
+    """Submit one Message Batch, wait for it to end, and read each request's vote."""
+    entries: Any = [{"custom_id": key, "params": params} for key, params in requests.items()]
+    batch = await client.messages.batches.create(requests=entries)
+    while batch.processing_status != "ended":
+        await asyncio.sleep(config.poll_seconds)
+        batch = await client.messages.batches.retrieve(batch.id)
+    votes: dict[str, Vote | None] = dict.fromkeys(requests)
+    async for item in await client.messages.batches.results(batch.id):
+        stats.votes_asked += 1
+        if item.result.type == "succeeded":
+            message = item.result.message
+            stats.input_tokens += message.usage.input_tokens
+            stats.output_tokens += message.usage.output_tokens
+            votes[item.custom_id] = parse_vote(message.content)
+    return votes
+
+
+async def _judge_batch(
+    turns: Sequence[RenderedTurn],
+    config: JudgeConfig,
+    client: anthropic.AsyncAnthropic,
+    cache: VoteCache,
+    model: str,
+    stats: RunStats,
+) -> list[TurnJudgment]:
+    """The same votes as direct mode, asked through the Message Batches API in rounds:
+    a malformed vote goes into the next round, up to ``attempts_per_vote`` rounds."""
+    prompts = [turn.prompt_text() for turn in turns]
+    votes: dict[tuple[int, int], Vote] = {}
+    pending: dict[str, tuple[int, int]] = {}
+    for t, prompt in enumerate(prompts):
+        for v in range(config.votes):
+            cached = cache.get(VoteCache.key(prompt, model, v))
+            if cached is not None:
+                stats.cache_hits += 1
+                votes[(t, v)] = cached
+            else:
+                pending[f"t{t}-v{v}"] = (t, v)
+    for _ in range(config.attempts_per_vote):
+        if not pending:
+            break
+        requests = {
+            key: vote_request(model, prompts[t], config.max_tokens)
+            for key, (t, _v) in pending.items()
+        }
+        answers = await _batch_round(client, requests, config, stats)
+        for key, vote in answers.items():
+            if vote is None:
+                continue
+            t, v = pending.pop(key)
+            votes[(t, v)] = vote
+            cache.put(VoteCache.key(prompts[t], model, v), vote)
+    reason = f"no valid verdict in {config.attempts_per_vote} attempts"
+    return [
+        judgment(
+            turn,
+            [votes[(t, v)] for v in range(config.votes) if (t, v) in votes],
+            config.votes,
+            model,
+            reason,
+        )
+        for t, turn in enumerate(turns)
+    ]
+
+
 async def judge_rendered(
     turns: Sequence[RenderedTurn],
     config: JudgeConfig,
     on_turn: Callable[[], None] | None = None,
+    batch: bool = False,
 ) -> tuple[list[TurnJudgment], RunStats]:
-    """Judge every rendered turn (direct mode); results in the order given."""
+    """Judge every rendered turn; results in the order given.
+
+    Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches
+    API (cheaper for large corpora) and gives identical output.
+    """
     stats = RunStats()
     client = make_client(config, stats)
     cache = VoteCache(config.cache_dir or default_cache_dir())
     try:
-        judge = Judge(config, client, cache, stats, on_turn)
-        judge.model = await resolve_model(client, config.model)
-        stats.model = judge.model
-        judgments = list(await asyncio.gather(*(judge.judge(turn) for turn in turns)))
+        model = await resolve_model(client, config.model)
+        stats.model = model
+        if batch:
+            judgments = await _judge_batch(turns, config, client, cache, model, stats)
+        else:
+            judge = Judge(config, client, cache, stats, on_turn)
+            judge.model = model
+            judgments = list(await asyncio.gather(*(judge.judge(turn) for turn in turns)))
     finally:
         cache.close()
         await client.close()

@@ -84,7 +84,7 @@ def _message(model: str, verdict_input: dict[str, Any] | None) -> dict[str, Any]
 
 
 class FakeAnthropic:
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # noqa: C901 (the request handler dispatches every route)
         self.script = Script()
         script = self.script
         outer = self
@@ -137,8 +137,8 @@ class FakeAnthropic:
                 elif match := re.match(r"^/v1/messages/batches/([\w-]+)$", self.path):
                     script.polls += 1
                     batch = script.batches[match.group(1)]
-                    ended = script.polls % 2 == 0  # "in_progress" on every other poll
-                    self._send(200, outer._batch_body(batch, ended))
+                    batch["polls"] = batch.get("polls", 0) + 1  # in progress until polled once
+                    self._send(200, outer._batch_body(batch, ended=True))
                 else:
                     self._error(404, "not_found_error", f"no route {self.path}")
 

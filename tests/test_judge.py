@@ -136,3 +136,14 @@ def test_a_rejected_key_says_so(fake, tmp_path, bad_choices):
     with pytest.raises(JudgeError, match="The API key was rejected"):
         run(turns, config(fake, tmp_path, api_key="wrong"))
     assert fake.script.messages == []
+
+
+def test_batch_mode_gives_the_same_output_as_direct_mode(fake, tmp_path, bad_choices):
+    turns = [render_turn(bad_choices, t, c) for t in bad_choices.turns for c in ("bare", "full")]
+    direct, _ = run(turns, config(fake, tmp_path, cache_dir=tmp_path / "direct"))
+    fake.script.faults = ["no_verdict", "bad_verdict"]  # two votes of the first round re-asked
+    cfg = config(fake, tmp_path, cache_dir=tmp_path / "batch", poll_seconds=0.01)
+    batched, stats = asyncio.run(judge_rendered(turns, cfg, batch=True))
+    assert [j.model_dump() for j in batched] == [j.model_dump() for j in direct]
+    assert len(fake.script.batches) == 2  # a second round for the two malformed votes
+    assert stats.votes_asked == 8 * 3 + 2
