@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 
 import click
+from tqdm import tqdm
 
 from ._catalogs import load_live_dump
+from ._judge import JudgeConfig, JudgeError, RunStats, TurnJudgment, judge_rendered
 from ._loader import load
 from ._models import LoadResult, ToolCatalog
 from ._otlp import export_otlp_json
+from ._render import CONDITIONS, RenderedTurn, render_turn
 from ._report import IngestReport, ingest_report
 from ._sanitize import DEFAULT_MAX_CHARS
 from ._send import SendPreview, prepare, send
@@ -197,6 +201,84 @@ def send_command(
         click.echo(f"Send failed: {outcome.error}; {accepted}.", err=True)
         sys.exit(1)
     click.echo(f"Sent: {accepted}.")
+
+
+def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
+    for condition in CONDITIONS:
+        scored = [j.score for j in judgments if j.condition == condition and j.score is not None]
+        rows = [j for j in judgments if j.condition == condition]
+        if not rows:
+            continue
+        mean = f"{sum(scored) / len(scored):.2f}" if scored else "n/a"
+        split = sum(1 for s in scored if 0 < s < 1)
+        unscored = len(rows) - len(scored)
+        click.echo(
+            f"{condition}: {len(rows)} turns, mean TSQ {mean}, {split} split votes, "
+            f"{unscored} unscored"
+        )
+    cost = f"${stats.cost_usd:.4f}" if stats.cost_usd is not None else "unknown cost"
+    click.echo(
+        f"{stats.votes_asked} votes asked, {stats.cache_hits} from cache, "
+        f"{stats.http_requests} HTTP requests, {stats.input_tokens} input + "
+        f"{stats.output_tokens} output tokens ({cost})"
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--model", required=True, help="Judge model id or display name.")
+@click.option("--votes", type=click.IntRange(1, 10), default=3, show_default=True)
+@click.option("--base-url", help="Any Anthropic-compatible endpoint.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option("--batch", is_flag=True, help="Use the Message Batches API (same output).")
+@click.option("--ablation", is_flag=True, help="Judge each turn as bare, catalog_no_call and full.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL to write.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder.")
+@live_dump_option
+def judge(
+    paths: tuple[str, ...],
+    model: str,
+    votes: int,
+    base_url: str | None,
+    concurrency: int,
+    batch: bool,
+    ablation: bool,
+    out: str,
+    cache_dir: str | None,
+    live_catalog: str | None,
+) -> None:
+    """Grade every turn's tool choice with a ChainPoll judge; one JSON line per turn."""
+    result = _load_or_exit(paths)
+    live = _live_dump_or_exit(live_catalog)
+    conditions = CONDITIONS if ablation else ("full",)
+    rendered: list[RenderedTurn] = [
+        render_turn(session, turn, condition, live)
+        for session in result.sessions
+        for turn in session.turns
+        for condition in conditions
+    ]
+    config = JudgeConfig(
+        model=model,
+        votes=votes,
+        base_url=base_url,
+        concurrency=concurrency,
+        cache_dir=Path(cache_dir) if cache_dir else None,
+    )
+    with tqdm(total=len(rendered), unit="turn", disable=None, file=sys.stderr) as bar:
+        try:
+            judgments, stats = asyncio.run(
+                judge_rendered(rendered, config, on_turn=lambda: bar.update(1), batch=batch)
+            )
+        except JudgeError as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_NOTHING_LOADED)
+    try:
+        Path(out).write_text("".join(j.model_dump_json() + "\n" for j in judgments))
+    except OSError as error:
+        click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
+        sys.exit(1)
+    _judge_summary(judgments, stats)
+    click.echo(f"Wrote {len(judgments)} judgments to {out}")
 
 
 def main() -> None:

@@ -147,3 +147,87 @@ def test_batch_mode_gives_the_same_output_as_direct_mode(fake, tmp_path, bad_cho
     assert [j.model_dump() for j in batched] == [j.model_dump() for j in direct]
     assert len(fake.script.batches) == 2  # a second round for the two malformed votes
     assert stats.votes_asked == 8 * 3 + 2
+
+
+def _tsq(*args, env_key=API_KEY):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "ANTHROPIC_API_KEY": env_key}
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_cli_judge_ablation_writes_the_jsonl_contract(fake, tmp_path):
+    import json
+
+    out = tmp_path / "judgments.jsonl"
+    sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    done = _tsq(
+        "judge",
+        str(sample),
+        "--model",
+        "claude-judge-4-5",
+        "--base-url",
+        fake.url,
+        "--ablation",
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 12
+    assert set(lines[0]) == {
+        "session_id",
+        "turn_index",
+        "score",
+        "votes",
+        "n_requested",
+        "n_valid",
+        "n_discarded",
+        "model",
+        "rubric_version",
+        "condition",
+        "catalog_size",
+        "call_rendered",
+        "context_chars",
+        "unscored_reason",
+    }
+    by_condition = {}
+    for line in lines:
+        by_condition.setdefault(line["condition"], []).append(line["score"])
+    assert by_condition == {
+        "bare": [1.0] * 4,
+        "catalog_no_call": [0.0] * 4,
+        "full": [1.0, 0.0, 0.0, 0.0],
+    }
+    assert "full: 4 turns, mean TSQ 0.25" in done.stdout
+    assert lines[0]["votes"][0]["verdict"] in ("correct", "incorrect")
+
+
+def test_cli_judge_bad_model_and_bad_key_are_one_sentence(fake, tmp_path):
+    sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    common = (
+        "--base-url",
+        fake.url,
+        "--out",
+        str(tmp_path / "o.jsonl"),
+        "--cache-dir",
+        str(tmp_path),
+    )
+    wrong_model = _tsq("judge", str(sample), "--model", "claude-judgee", *common)
+    assert wrong_model.returncode == 2
+    assert "Unknown judge model 'claude-judgee'" in wrong_model.stderr
+    assert "key" not in wrong_model.stderr.lower()
+    wrong_key = _tsq("judge", str(sample), "--model", "claude-judge-4-5", *common, env_key="nope")
+    assert wrong_key.returncode == 2
+    assert "The API key was rejected" in wrong_key.stderr
+    assert "Traceback" not in wrong_model.stderr + wrong_key.stderr
