@@ -11,7 +11,15 @@ import click
 from tqdm import tqdm
 
 from ._catalogs import load_live_dump
-from ._judge import JudgeConfig, JudgeError, RunStats, TurnJudgment, judge_rendered
+from ._judge import (
+    JudgeConfig,
+    JudgeError,
+    RunStats,
+    TurnJudgment,
+    judge_rendered,
+    load_judgments,
+)
+from ._lint import lint as lint_sessions
 from ._loader import load
 from ._models import LoadResult, ToolCatalog
 from ._otlp import export_otlp_json
@@ -279,6 +287,32 @@ def judge(
         sys.exit(1)
     _judge_summary(judgments, stats)
     click.echo(f"Wrote {len(judgments)} judgments to {out}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL from tsq judge.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
+    """Explain suspicious scores: findings per turn and per session, with stable codes."""
+    result = _load_or_exit(paths)
+    loaded: list[TurnJudgment] = []
+    if judgments is not None:
+        try:
+            loaded = load_judgments(judgments)
+        except (OSError, ValueError) as error:
+            click.echo(f"{judgments}: not a judgments file from tsq judge ({error}).", err=True)
+            sys.exit(EXIT_NOTHING_LOADED)
+    findings = lint_sessions(result.sessions, loaded)
+    if as_json:
+        click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
+        return
+    for finding in findings:
+        where = "session" if finding.turn_index is None else f"turn {finding.turn_index}"
+        click.echo(f"{finding.session_id} {where} {finding.severity.upper()} {finding.code}")
+        click.echo(f"    {finding.message}")
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " found")
 
 
 def main() -> None:
