@@ -10,6 +10,8 @@ from ._catalogs import (
     merge_catalogs,
 )
 from ._frames import sessions_frame, tool_calls_frame, turns_frame
+from ._judge import ExternalColumns, JudgeConfig, JudgeError, judge_rendered, load_judgments
+from ._lint import CODES, Finding, lint
 from ._loader import load, load_catalog
 from ._models import (
     AssistantMessage,
@@ -23,7 +25,9 @@ from ._models import (
     ToolResult,
     Turn,
     TurnEvent,
+    TurnJudgment,
     Usage,
+    Vote,
 )
 from ._otlp import export_otlp_json, export_request
 from ._render import CONDITIONS, RenderedTurn, RenderOptions, render_call, render_turn
@@ -31,9 +35,14 @@ from ._report import IngestReport, ingest_report
 from ._samples import sample_data_dir
 
 __all__ = [
+    "CODES",
     "CONDITIONS",
     "AssistantMessage",
+    "ExternalColumns",
+    "Finding",
     "IngestReport",
+    "JudgeConfig",
+    "JudgeError",
     "LoadResult",
     "MergeReport",
     "ParseIssue",
@@ -48,15 +57,20 @@ __all__ = [
     "Turn",
     "TurnCatalog",
     "TurnEvent",
+    "TurnJudgment",
     "Usage",
+    "Vote",
     "baseline_catalog",
     "catalog_for_turn",
     "catalog_from_entries",
     "export_otlp_json",
     "export_request",
     "ingest_report",
+    "judge_rendered",
+    "lint",
     "load",
     "load_catalog",
+    "load_judgments",
     "load_live_dump",
     "merge_catalogs",
     "render_call",

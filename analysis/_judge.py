@@ -16,13 +16,14 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anthropic
 from platformdirs import user_cache_dir
 from pydantic import BaseModel, Field
 
-from ._render import Condition, RenderedTurn
+from ._models import TurnJudgment, Vote
+from ._render import RenderedTurn
 
 RUBRIC_VERSION = "tsq-rubric/1"
 RUBRIC = """You grade one turn of a coding agent: did it choose the right tool?
@@ -61,30 +62,6 @@ PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
 
 class JudgeError(Exception):
     """A problem that stops a run before any vote, told in one sentence."""
-
-
-class Vote(BaseModel):
-    verdict: Literal["correct", "incorrect"]
-    reasoning: str
-
-
-class TurnJudgment(BaseModel):
-    """One judged turn: the contract of each line of ``tsq judge --out``."""
-
-    session_id: str
-    turn_index: int
-    score: float | None
-    votes: list[Vote]
-    n_requested: int
-    n_valid: int
-    n_discarded: int
-    model: str
-    rubric_version: str
-    condition: Condition
-    catalog_size: int
-    call_rendered: bool
-    context_chars: int
-    unscored_reason: str | None = None
 
 
 class JudgeConfig(BaseModel):

@@ -14,8 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ._judge import TurnJudgment
-from ._models import Session, Turn
+from ._models import Session, Turn, TurnJudgment
 from ._render import RenderOptions, prior_context
 
 Severity = Literal["error", "warning", "info"]

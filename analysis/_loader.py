@@ -19,7 +19,7 @@ from ._claude_code import (
 )
 from ._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
 from ._jsonio import iter_json_array, iter_jsonl, read_json_document
-from ._models import LoadResult, ParseIssue, Session, ToolCatalog
+from ._models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
 from ._openai import looks_like_trajectory, parse_trajectory
 from ._otlp_import import looks_like_otlp, parse_otlp
 
@@ -72,6 +72,8 @@ def _sniff_lines(data: bytes) -> str | None:
             return "claude-code"
         if looks_like_otlp(record):
             return "otlp"
+        if isinstance(record, dict) and {"rubric_version", "turn_index", "score"} <= record.keys():
+            return "judgments"
         if looks_like_trajectory(record):
             return "trajectories"
     return None
@@ -167,6 +169,8 @@ class _Loader:
         elif kind == "otlp":
             for _line, document in iter_jsonl(data, display, self.result.issues):
                 self._add_otlp(document, display, path)
+        elif kind == "judgments":
+            self._load_judgments(data, display)
         elif kind == "trajectories":
             lines = iter_jsonl(data, display, self.result.issues)
             for position, (line, item) in enumerate(lines):
@@ -187,6 +191,15 @@ class _Loader:
             return
         raw["issues"] = [issue.model_dump() for issue in context.issues]
         self._add_session(raw, path.parent)
+
+    def _load_judgments(self, data: bytes, display: str) -> None:
+        for line, record in iter_jsonl(data, display, self.result.issues):
+            try:
+                self.result.judgments.append(TurnJudgment.model_validate(record))
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                self._issue(display, line, f"not a judgment ({where}: {first['msg']})")
 
     def _add_otlp(self, document: Any, display: str, path: Path) -> None:
         if not looks_like_otlp(document):

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace"]
 SubagentSource = Literal["file", "progress", "sidechain"]
+Condition = Literal["full", "catalog_no_call", "bare"]
 EventKind = Literal[
     "background_task",
     "queued_message",
@@ -212,11 +213,37 @@ class Session(_Model):
         return list(seen)
 
 
+class Vote(_Model):
+    verdict: Literal["correct", "incorrect"]
+    reasoning: str
+
+
+class TurnJudgment(_Model):
+    """One judged turn: the contract of each line of ``tsq judge --out``."""
+
+    session_id: str
+    turn_index: int
+    score: float | None
+    votes: list[Vote]
+    n_requested: int
+    n_valid: int
+    n_discarded: int
+    model: str
+    rubric_version: str
+    condition: Condition
+    catalog_size: int
+    call_rendered: bool
+    context_chars: int
+    unscored_reason: str | None = None
+
+
 class LoadResult(_Model):
     """Everything a load produced: sessions, catalogs found beside them, and file-level issues."""
 
     sessions: list[Session] = Field(default_factory=list)
     catalogs: list[ToolCatalog] = Field(default_factory=list)
+    judgments: list[TurnJudgment] = Field(default_factory=list)
+    """Judge results found among the inputs (``tsq judge --out`` files)."""
     issues: list[ParseIssue] = Field(default_factory=list)
     files_read: int = 0
 

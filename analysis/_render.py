@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
 from ._catalogs import CatalogBasis, catalog_for_turn
-from ._models import Session, ToolCall, ToolCatalog, ToolDef, Turn
+from ._models import Condition, Session, ToolCall, ToolCatalog, ToolDef, Turn
 
-Condition = Literal["full", "catalog_no_call", "bare"]
 CONDITIONS: tuple[Condition, ...] = ("bare", "catalog_no_call", "full")
 DEFAULT_CONTEXT_CHARS = 2000
 DEFAULT_ARGUMENT_CHARS = 200

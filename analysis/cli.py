@@ -15,13 +15,12 @@ from ._judge import (
     JudgeConfig,
     JudgeError,
     RunStats,
-    TurnJudgment,
     judge_rendered,
     load_judgments,
 )
 from ._lint import lint as lint_sessions
 from ._loader import load
-from ._models import LoadResult, ToolCatalog
+from ._models import LoadResult, ToolCatalog, TurnJudgment
 from ._otlp import export_otlp_json
 from ._render import CONDITIONS, RenderedTurn, render_turn
 from ._report import IngestReport, ingest_report

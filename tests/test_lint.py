@@ -10,8 +10,8 @@ import pytest
 from records import assistant, text, tool_use, user
 
 import analysis
-from analysis._judge import TurnJudgment, Vote
 from analysis._lint import lint
+from analysis._models import TurnJudgment, Vote
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
 
@@ -162,3 +162,17 @@ def test_cli_lint_json_contract(tmp_path):
         "NO_CATALOG",
         "SPLIT_VOTE",
     ]
+
+
+def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_path, bad_choices):
+    from analysis._judge import ExternalColumns, load_judgments
+
+    export = tmp_path / "platform.csv"
+    export.write_text(
+        "conv,turn,tsq,why\n" + f"{BAD},1,0.0,web search for a local question\n" + f"{BAD},2,0.5,\n"
+    )
+    columns = ExternalColumns(session_id="conv", turn="turn", score="tsq", explanation="why")
+    loaded = load_judgments(export, columns)
+    assert [(j.turn_index, j.score) for j in loaded] == [(1, 0.0), (2, 0.5)]
+    assert loaded[0].votes[0].reasoning == "web search for a local question"
+    assert "SPLIT_VOTE" in codes(lint([bad_choices], loaded), 2)
