@@ -1,5 +1,7 @@
 """TSQ Workbench: load agent transcripts and judge each turn's tool choice."""
 
+from typing import Any
+
 from ._catalog import catalog_from_entries
 from ._catalogs import (
     MergeReport,
@@ -10,7 +12,7 @@ from ._catalogs import (
     merge_catalogs,
 )
 from ._frames import sessions_frame, tool_calls_frame, turns_frame
-from ._judge import ExternalColumns, JudgeConfig, JudgeError, judge_rendered, load_judgments
+from ._judgments import ExternalColumns, load_judgments
 from ._lint import CODES, Finding, lint
 from ._loader import load, load_catalog
 from ._models import (
@@ -80,3 +82,18 @@ __all__ = [
     "tool_calls_frame",
     "turns_frame",
 ]
+
+# The judge needs the Anthropic SDK, slow to import; load it on first use only.
+_JUDGE_EXPORTS = {
+    "JudgeConfig",
+    "JudgeError",
+    "judge_rendered",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _JUDGE_EXPORTS:
+        from . import _judge
+
+        return getattr(_judge, name)
+    raise AttributeError(f"module 'analysis' has no attribute {name!r}")

@@ -6,18 +6,13 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from tqdm import tqdm
 
 from ._catalogs import load_live_dump
-from ._judge import (
-    JudgeConfig,
-    JudgeError,
-    RunStats,
-    judge_rendered,
-    load_judgments,
-)
+from ._judgments import load_judgments
 from ._lint import lint as lint_sessions
 from ._loader import load
 from ._models import LoadResult, ToolCatalog, TurnJudgment
@@ -210,7 +205,7 @@ def send_command(
     click.echo(f"Sent: {accepted}.")
 
 
-def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
+def _judge_summary(judgments: list[TurnJudgment], stats: Any) -> None:
     for condition in CONDITIONS:
         scored = [j.score for j in judgments if j.condition == condition and j.score is not None]
         rows = [j for j in judgments if j.condition == condition]
@@ -255,6 +250,8 @@ def judge(
     live_catalog: str | None,
 ) -> None:
     """Grade every turn's tool choice with a ChainPoll judge; one JSON line per turn."""
+    from ._judge import JudgeConfig, JudgeError, judge_rendered  # the SDK is slow to import
+
     result = _load_or_exit(paths)
     live = _live_dump_or_exit(live_catalog)
     conditions = CONDITIONS if ablation else ("full",)

@@ -165,7 +165,7 @@ def test_cli_lint_json_contract(tmp_path):
 
 
 def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_path, bad_choices):
-    from analysis._judge import ExternalColumns, load_judgments
+    from analysis._judgments import ExternalColumns, load_judgments
 
     export = tmp_path / "platform.csv"
     export.write_text(
