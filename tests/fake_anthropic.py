@@ -58,6 +58,7 @@ class Script:
     faults: list[str] = field(default_factory=list)
     delay: float = 0.0
     split_ask: str | None = None  # this ask gets votes correct, incorrect, correct, ...
+    retired: set[str] = field(default_factory=set)  # listed, but messages answer 404
     messages: list[dict[str, Any]] = field(default_factory=list)
     request_times: list[float] = field(default_factory=list)
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -142,7 +143,7 @@ class FakeAnthropic:
                 else:
                     self._error(404, "not_found_error", f"no route {self.path}")
 
-            def do_POST(self) -> None:
+            def do_POST(self) -> None:  # noqa: C901 (one branch per scripted fault)
                 body = json.loads(
                     self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}"
                 )
@@ -156,6 +157,9 @@ class FakeAnthropic:
                     return
                 script.messages.append(body)
                 script.request_times.append(time.monotonic())
+                if body.get("model") in script.retired:
+                    self._error(404, "not_found_error", f"model: {body['model']}")
+                    return
                 fault = script.faults.pop(0) if script.faults else None
                 if fault == "overloaded":
                     self._error(529, "overloaded_error", "Overloaded")

@@ -231,3 +231,28 @@ def test_cli_judge_bad_model_and_bad_key_are_one_sentence(fake, tmp_path):
     assert wrong_key.returncode == 2
     assert "The API key was rejected" in wrong_key.stderr
     assert "Traceback" not in wrong_model.stderr + wrong_key.stderr
+
+
+def test_a_slow_answer_times_out_and_is_retried(fake, tmp_path, bad_choices):
+    fake.script.faults = ["slow"]
+    cfg = config(fake, tmp_path, votes=1, timeout=1.0)
+    (judgment,), stats = run([render_turn(bad_choices, bad_choices.turns[0])], cfg)
+    assert judgment.score == 1.0
+    assert len(fake.script.messages) == 2  # the slow one, then the retry
+    assert stats.http_requests == 1 + 2
+
+
+def test_a_model_the_messages_api_does_not_know_leaves_turns_unscored(fake, tmp_path, bad_choices):
+    fake.script.retired = {"claude-haiku-judge-3"}
+    cfg = config(fake, tmp_path, model="claude-haiku-judge-3", votes=2)
+    (judgment,), _ = run([render_turn(bad_choices, bad_choices.turns[0])], cfg)
+    assert judgment.score is None
+    assert judgment.unscored_reason == "the API answered HTTP 404 after retries"
+    assert len(fake.script.messages) == 2  # a 404 is not retried
+
+
+def test_default_cache_honours_xdg_cache_home(tmp_path, monkeypatch):
+    from analysis._judge import default_cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "tsq-workbench"
