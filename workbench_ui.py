@@ -1,10 +1,54 @@
-"""Streamlit helpers shared by the pages: loading through ``analysis`` with caching."""
+"""Streamlit helpers shared by the pages: the data source, cached loading, and navigation.
+
+All logic lives in ``analysis``; these helpers only draw widgets and call it. Transcript text
+is always shown with ``st.text``/``st.code``/``st.dataframe``, never as markdown or HTML.
+"""
 
 from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
 import analysis
+
+PAGES = {
+    "overview": "pages/overview.py",
+    "session": "pages/session.py",
+    "turn": "pages/turn.py",
+    "catalog": "pages/catalog.py",
+    "judge": "pages/judge.py",
+}
+
+
+SOURCES = ["Bundled sample data", "Local folder", "Upload files"]
+
+
+def _remembered(key: str, default: str) -> str:
+    """Widget values are per page in Streamlit; the data source must follow the user around."""
+    value: str = st.session_state.get(f"kept_{key}", default)
+    return value
+
+
+def _remember(key: str, value: str) -> None:
+    st.session_state[f"kept_{key}"] = value
+
+
+@dataclass
+class Workspace:
+    result: analysis.LoadResult
+    findings: list[analysis.Finding]
+
+    @property
+    def judgments(self) -> list[analysis.TurnJudgment]:
+        extra: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
+        return [*self.result.judgments, *extra]
+
+    def session(self, session_id: str | None) -> analysis.Session | None:
+        return next((s for s in self.result.sessions if s.session_id == session_id), None)
 
 
 @st.cache_data(show_spinner="Loading transcripts…")
@@ -12,25 +56,90 @@ def load_folder(folder: str) -> analysis.LoadResult:
     return analysis.load([folder])
 
 
-def data_source() -> analysis.LoadResult:
-    """The sidebar data-source control; returns what was loaded."""
-    sample = str(analysis.sample_data_dir() / "transcripts")
+def _uploaded_folder(files: list[object]) -> str:
+    """Uploaded files saved under a folder named by their content, so caching works."""
+    digest = hashlib.sha256()
+    contents = []
+    for upload in files:
+        data = upload.getvalue()  # type: ignore[attr-defined]
+        name = Path(upload.name).name  # type: ignore[attr-defined]
+        digest.update(name.encode() + data)
+        contents.append((name, data))
+    folder = Path(tempfile.gettempdir()) / "tsq-uploads" / digest.hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in contents:
+        (folder / name).write_bytes(data)
+    return str(folder)
+
+
+def data_source() -> Workspace:
+    """The sidebar data-source control, shared by every page; returns what was loaded."""
+    sample = str(analysis.sample_data_dir())
     with st.sidebar:
-        choice = st.radio("Data", ["Bundled sample data", "Local folder"], key="data_source")
+        choice = st.radio(
+            "Data",
+            SOURCES,
+            index=SOURCES.index(_remembered("data_source", SOURCES[0])),
+            key="data_source",
+        )
+        _remember("data_source", choice)
         folder = sample
         if choice == "Local folder":
-            folder = (
-                st.text_input("Folder of transcripts", placeholder="~/.claude/projects") or sample
+            typed = st.text_input(
+                "Folder",
+                value=_remembered("data_folder", ""),
+                placeholder="~/.claude/projects",
+                key="data_folder",
             )
-    return load_folder(folder)
+            _remember("data_folder", typed)
+            folder = str(Path(typed).expanduser()) if typed else sample
+        elif choice == "Upload files":
+            files = st.file_uploader(
+                "Transcripts, judgments, catalogs",
+                type=["jsonl", "json", "ndjson"],
+                accept_multiple_files=True,
+                key="data_uploads",
+            )
+            folder = _uploaded_folder(list(files)) if files else sample
+    result = load_folder(folder)
+    findings = analysis.lint(result.sessions, result.judgments)
+    return Workspace(result=result, findings=findings)
 
 
-def issues_panel(result: analysis.LoadResult) -> None:
-    issues = result.all_issues()
+def issues_panel(workspace: Workspace) -> None:
+    issues = workspace.result.all_issues()
     if not issues:
         return
     with st.expander(f"{len(issues)} parse issues"):
-        st.dataframe(
-            [issue.model_dump() for issue in issues],
-            hide_index=True,
-        )
+        st.dataframe([issue.model_dump() for issue in issues], hide_index=True)
+
+
+def open_page(page: str, **params: str | int) -> None:
+    st.switch_page(PAGES[page], query_params={key: str(value) for key, value in params.items()})
+
+
+def chosen_session(workspace: Workspace) -> analysis.Session | None:
+    """The session named in the URL, else a picker; keeps the URL in step."""
+    ids = [s.session_id for s in workspace.result.sessions]
+    if not ids:
+        st.info("No sessions loaded. Choose a data source in the sidebar.")
+        return None
+    current = st.query_params.get("session")
+    index = ids.index(current) if current in ids else 0
+    session_id = st.selectbox("Session", ids, index=index, key="session_pick")
+    st.query_params["session"] = session_id
+    return workspace.session(session_id)
+
+
+def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
+    if not session.turns:
+        st.info("This session has no turns.")
+        return None
+    count = len(session.turns)
+    raw = st.query_params.get("turn", "0")
+    current = int(raw) if raw.isdigit() and int(raw) < count else 0
+    index = st.number_input(
+        "Turn", min_value=0, max_value=count - 1, value=current, key="turn_pick"
+    )
+    st.query_params["turn"] = str(index)
+    return session.turns[int(index)]

@@ -391,3 +391,20 @@ async def judge_rendered(
         cache.close()
         await client.close()
     return judgments, stats
+
+
+class RunEstimate(BaseModel):
+    calls: int
+    input_tokens: int
+    cost_usd: float | None
+
+
+def estimate_run(turns: Sequence[RenderedTurn], votes: int, model: str) -> RunEstimate:
+    """Calls and tokens a run would need before cache hits (about 4 characters per token)."""
+    per_vote = sum((len(RUBRIC) + len(t.prompt_text())) // 4 for t in turns)
+    stats = RunStats(
+        model=model, input_tokens=per_vote * votes, output_tokens=300 * votes * len(turns)
+    )
+    return RunEstimate(
+        calls=votes * len(turns), input_tokens=stats.input_tokens, cost_usd=stats.cost_usd
+    )

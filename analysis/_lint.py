@@ -238,3 +238,16 @@ def lint(
         session_judgments = [j for j in judgments if j.session_id == session.session_id]
         findings.extend(_session_findings(session, session_judgments))
     return findings
+
+
+def why_this_score(findings: Sequence[Finding], judgment: TurnJudgment | None) -> str:
+    """One sentence leading with the most serious finding about a turn's score."""
+    ranked = sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity])
+    if ranked:
+        return f"{ranked[0].code}: {ranked[0].message}"
+    if judgment is None:
+        return "Not judged yet: run the judge on this session."
+    return (
+        "No finding: the judge saw the whole menu with descriptions and the chosen call, so "
+        f"this score ({judgment.score}) reflects its reading of the choice."
+    )

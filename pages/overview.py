@@ -1,20 +1,47 @@
-"""Overview: one row per loaded session."""
+"""Overview: one row per session, with scores, split votes and diagnostics."""
 
+import polars as pl
 import streamlit as st
 
-import analysis
-from workbench_ui import data_source, issues_panel
+from analysis._charts import score_distribution_chart
+from analysis._views import session_overview
+from workbench_ui import data_source, issues_panel, open_page
 
 st.title("Sessions")
-result = data_source()
-issues_panel(result)
-sessions = analysis.sessions_frame(result.sessions)
-if sessions.is_empty():
-    st.info("No sessions loaded. Choose a folder of transcripts in the sidebar.")
+workspace = data_source()
+issues_panel(workspace)
+overview = session_overview(workspace.result.sessions, workspace.judgments, workspace.findings)
+if overview.is_empty():
+    st.info("No sessions loaded. Choose a data source in the sidebar.")
     st.stop()
-st.caption(f"{sessions.height} sessions from {result.files_read} files")
-st.dataframe(
-    sessions.drop("models"),
+
+left, middle, right = st.columns(3)
+formats = left.multiselect("Format", sorted(overview["format"].unique()), key="format_filter")
+only_split = middle.toggle("Only sessions with split votes", key="split_filter")
+only_errors = right.toggle("Only sessions with errors", key="error_filter")
+shown = overview
+if formats:
+    shown = shown.filter(pl.col("format").is_in(formats))
+if only_split:
+    shown = shown.filter(pl.col("split_turns") > 0)
+if only_errors:
+    shown = shown.filter(pl.col("errors") > 0)
+
+st.caption(f"{shown.height} of {overview.height} sessions. Select a row to open it.")
+event = st.dataframe(
+    shown.drop("source"),
     hide_index=True,
-    column_config={"source": st.column_config.TextColumn("source", width="medium")},
+    on_select="rerun",
+    selection_mode="single-row",
+    key="sessions_table",
+    column_config={
+        "mean_tsq": st.column_config.ProgressColumn(
+            "mean TSQ", min_value=0, max_value=1, format="%.2f"
+        ),
+        "split_turns": st.column_config.NumberColumn("split-vote turns"),
+    },
 )
+if event.selection.rows:
+    open_page("session", session=shown["session_id"][event.selection.rows[0]])
+if shown["mean_tsq"].drop_nulls().len():
+    st.altair_chart(score_distribution_chart(shown))

@@ -1,0 +1,67 @@
+"""Judge: run the ChainPoll judge on chosen sessions, with a cost estimate and the ablation."""
+
+import asyncio
+import os
+
+import streamlit as st
+
+import analysis
+from analysis._charts import ablation_chart
+from analysis._judge import estimate_run
+from analysis._views import ablation_table
+from workbench_ui import data_source
+
+st.title("Judge")
+workspace = data_source()
+sessions = workspace.result.sessions
+ids = st.multiselect("Sessions", [s.session_id for s in sessions], key="judge_sessions")
+model = st.text_input(
+    "Judge model (id or display name)", value="claude-sonnet-4-5", key="judge_model"
+)
+votes = st.slider("Votes per turn", 1, 10, 3, key="judge_votes")
+ablation = st.toggle(
+    "Ablation: bare / catalog without call / full", value=True, key="judge_ablation"
+)
+base_url = st.text_input("Base URL (optional)", key="judge_base_url") or None
+
+chosen = [s for s in sessions if s.session_id in ids]
+conditions = analysis.CONDITIONS if ablation else ("full",)
+rendered = [analysis.render_turn(s, t, c) for s in chosen for t in s.turns for c in conditions]
+estimate = estimate_run(rendered, votes, model)
+cost = f"about ${estimate.cost_usd:.2f}" if estimate.cost_usd is not None else "cost unknown"
+st.caption(
+    f"{len(rendered)} judged turns x {votes} votes = {estimate.calls} calls, "
+    f"about {estimate.input_tokens:,} input tokens, {cost}; cached votes are not asked again."
+)
+
+secret_key = st.secrets.get("ANTHROPIC_API_KEY") if st.secrets.load_if_toml_exists() else None
+api_key = secret_key or os.environ.get("ANTHROPIC_API_KEY")
+if not api_key:
+    st.info(
+        "No API key: set ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml "
+        "to run the judge. Everything else in the workbench works without one."
+    )
+elif st.button("Run the judge", disabled=not chosen, key="judge_run"):
+    rendered = [analysis.render_turn(s, t, c) for s in chosen for t in s.turns for c in conditions]
+    bar = st.progress(0.0, text="Judging…")
+    done = [0]
+
+    def advance() -> None:
+        done[0] += 1
+        bar.progress(done[0] / len(rendered), text=f"Judged {done[0]} of {len(rendered)}")
+
+    config = analysis.JudgeConfig(model=model, votes=votes, base_url=base_url, api_key=api_key)
+    try:
+        results, stats = asyncio.run(analysis.judge_rendered(rendered, config, on_turn=advance))
+    except analysis.JudgeError as error:
+        st.error(str(error))
+    else:
+        st.session_state["judge_results"] = [
+            *st.session_state.get("judge_results", []),
+            *results,
+        ]
+        st.success(f"Judged {len(results)} turns; {stats.cache_hits} votes from cache.")
+
+judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
+if judged:
+    st.altair_chart(ablation_chart(ablation_table(judged)))
