@@ -1,0 +1,109 @@
+"""End to end in a real headless Chromium: open a split-vote turn and see what the judge saw."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+RICH = "5eed0000-0000-4000-8000-000000000002"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    env = {**os.environ, "ANTHROPIC_API_KEY": ""}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(REPO / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        pytest.fail("streamlit did not start within 60 s")
+    yield url
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_split_vote_turn_in_a_real_browser(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(f"{server}/turn?session={RICH}&turn=3", wait_until="networkidle")
+        page.get_by_text("Judge 3: incorrect").wait_for(timeout=30_000)
+        page.get_by_text("SPLIT_VOTE").first.wait_for(state="attached", timeout=30_000)
+        page.wait_for_function(
+            "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
+        )
+        body = page.inner_text("body")
+        assert "yes do #1" in body
+        assert "Judge 1: correct" in body
+        assert "Judge 2: correct" in body
+        assert "0.67" in body
+        assert 'Edit(file_path="tests/payments/test_webhooks.py"' in body
+        shot = tmp_path / "split-vote-turn.png"
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    assert shot.stat().st_size > 10_000
+    outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
+    assert outside == []
