@@ -52,8 +52,10 @@ class Workspace:
 
 
 @st.cache_data(show_spinner="Loading transcripts…")
-def load_folder(folder: str) -> analysis.LoadResult:
-    return analysis.load([folder])
+def load_folder(folder: str) -> tuple[analysis.LoadResult, list[analysis.Finding]]:
+    """Load and diagnose once per folder; every page and rerun reuses it."""
+    result = analysis.load([folder])
+    return result, analysis.lint(result.sessions, result.judgments)
 
 
 def _uploaded_folder(files: list[object]) -> str:
@@ -101,8 +103,13 @@ def data_source() -> Workspace:
                 key="data_uploads",
             )
             folder = _uploaded_folder(list(files)) if files else sample
-    result = load_folder(folder)
-    findings = analysis.lint(result.sessions, result.judgments)
+    result, findings = load_folder(folder)
+    fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
+    if fresh:  # judgments made in this browser session get their findings too
+        judged = {j.session_id for j in fresh}
+        sessions = [s for s in result.sessions if s.session_id in judged]
+        findings = [f for f in findings if f.session_id not in judged]
+        findings += analysis.lint(sessions, [*result.judgments, *fresh])
     return Workspace(result=result, findings=findings)
 
 

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ._models import Session, Turn, TurnJudgment
-from ._render import RenderOptions, prior_context
+from ._render import RenderOptions, turn_summary
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -120,11 +120,14 @@ def _catalog_findings(session: Session, turn: Turn) -> Iterable[Finding]:
         )
 
 
-def _context_finding(session: Session, turn: Turn, options: RenderOptions) -> Finding | None:
+def _context_finding(
+    session: Session, turn: Turn, prior_chars: int, options: RenderOptions
+) -> Finding | None:
+    """``prior_chars``: the length of the summaries of all earlier turns, newline-joined."""
     if not is_context_dependent(turn.ask):
         return None
-    context, truncated = prior_context(session, turn, options.context_chars)
-    if context and not truncated:
+    truncated = prior_chars > options.context_chars
+    if turn.index > 0 and not truncated:
         return None
     why = "was cut to fit the budget" if truncated else "is missing (no earlier turn)"
     return _finding(
@@ -221,21 +224,26 @@ def lint(
 ) -> list[Finding]:
     """Every finding, per turn then per session, most serious first within each turn."""
     options = options or RenderOptions()
-    by_turn: dict[tuple[str, int], list[TurnJudgment]] = {}
+    by_session: dict[str, list[TurnJudgment]] = {}
     for judgment in judgments:
-        by_turn.setdefault((judgment.session_id, judgment.turn_index), []).append(judgment)
+        by_session.setdefault(judgment.session_id, []).append(judgment)
     findings: list[Finding] = []
     for session in sessions:
+        session_judgments = by_session.get(session.session_id, [])
+        by_turn: dict[int, list[TurnJudgment]] = {}
+        for judgment in session_judgments:
+            by_turn.setdefault(judgment.turn_index, []).append(judgment)
+        prior_chars = -1  # summaries of the turns so far, joined by newlines
         for turn in session.turns:
             found = list(_catalog_findings(session, turn))
-            context = _context_finding(session, turn, options)
+            context = _context_finding(session, turn, max(prior_chars, 0), options)
             if context is not None:
                 found.append(context)
-            for judgment in by_turn.get((session.session_id, turn.index), []):
+            for judgment in by_turn.get(turn.index, []):
                 found.extend(_judgment_findings(session, turn, judgment))
             found.sort(key=lambda f: SEVERITY_ORDER[f.severity])
             findings.extend(found)
-        session_judgments = [j for j in judgments if j.session_id == session.session_id]
+            prior_chars += len(turn_summary(turn)) + 1
         findings.extend(_session_findings(session, session_judgments))
     return findings
 

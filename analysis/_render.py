@@ -82,7 +82,8 @@ def render_call(call: ToolCall, argument_chars: int = DEFAULT_ARGUMENT_CHARS) ->
     return f"{call.name}({arguments})"
 
 
-def _turn_summary(turn: Turn) -> str:
+def turn_summary(turn: Turn) -> str:
+    """One earlier turn as the judge's prior context shows it."""
     lines = [f"[turn {turn.index}] user: {_shorten(turn.ask, _LINE_CHARS)}"]
     calls = [call.name for call in turn.tool_calls()]
     if calls:
@@ -102,7 +103,7 @@ def prior_context(session: Session, turn: Turn, budget: int) -> tuple[str, bool]
     used = 0
     earlier = [t for t in session.turns if t.index < turn.index]
     for previous in reversed(earlier):
-        summary = _turn_summary(previous)
+        summary = turn_summary(previous)
         if used + len(summary) > budget:
             if not kept and budget > 1:  # never drop the newest turn entirely: cut it
                 kept.append(summary[: budget - 1] + "…")

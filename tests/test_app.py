@@ -150,3 +150,23 @@ def test_transcript_html_is_shown_as_text(write_jsonl, tmp_path):
     assert not at.exception
     assert hostile in [t.value for t in at.text]
     assert all(hostile not in m.value for m in at.markdown)
+
+
+def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, tmp_path):
+    from fake_anthropic import API_KEY, FakeAnthropic
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with FakeAnthropic() as fake:
+        at = page("pages/judge.py")
+        at.multiselect(key="judge_sessions").set_value([BAD]).run()
+        at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
+        at.text_input(key="judge_base_url").set_value(fake.url).run()
+        assert "12 judged turns x 3 votes = 36 calls" in at.caption[0].value
+        at.button(key="judge_run").click().run()
+        assert not at.exception
+        assert "Judged 12 turns" in at.success[0].value
+        assert len(fake.script.messages) == 36
+    fresh = at.session_state["judge_results"]
+    assert sorted({j.condition for j in fresh}) == ["bare", "catalog_no_call", "full"]
+    assert [j.score for j in fresh if j.condition == "full"] == [1.0, 0.0, 0.0, 0.0]

@@ -176,3 +176,22 @@ def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_pat
     assert [(j.turn_index, j.score) for j in loaded] == [(1, 0.0), (2, 0.5)]
     assert loaded[0].votes[0].reasoning == "web search for a local question"
     assert "SPLIT_VOTE" in codes(lint([bad_choices], loaded), 2)
+
+
+def test_context_findings_agree_with_the_rendered_prior_context(corpus):
+    from analysis._lint import is_context_dependent
+    from analysis._render import RenderOptions, render_turn
+
+    sessions = analysis.load([corpus / "tau-bench"]).sessions[:40]
+    options = RenderOptions(context_chars=600)
+    findings = lint(sessions, options=options)
+    flagged = {(f.session_id, f.turn_index) for f in findings if f.code == "CONTEXT_DEPENDENT_ASK"}
+    expected = {
+        (s.session_id, t.index)
+        for s in sessions
+        for t in s.turns
+        if is_context_dependent(t.ask)
+        and (t.index == 0 or render_turn(s, t, options=options).context_truncated)
+    }
+    assert flagged == expected
+    assert len(expected) > 10  # tau-bench users answer "yes" a lot
