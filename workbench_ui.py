@@ -150,3 +150,12 @@ def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
     )
     st.query_params["turn"] = str(index)
     return session.turns[int(index)]
+
+
+def chosen_session_and_turn(workspace: Workspace) -> tuple[analysis.Session, analysis.Turn]:
+    """The session and turn named in the URL (or picked); stops the page when there is none."""
+    session = chosen_session(workspace)
+    turn = chosen_turn(session) if session else None
+    if session is None or turn is None:
+        st.stop()
+    return session, turn

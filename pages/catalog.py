@@ -6,14 +6,11 @@ import streamlit as st
 
 import analysis
 from analysis._otlp import chat_attributes
-from workbench_ui import chosen_session, chosen_turn, data_source
+from workbench_ui import chosen_session_and_turn, data_source
 
 st.title("Catalog")
 workspace = data_source()
-session = chosen_session(workspace)
-turn = chosen_turn(session) if session else None
-if session is None or turn is None:
-    st.stop()
+session, turn = chosen_session_and_turn(workspace)
 
 dump = st.file_uploader("Live catalog dump (optional)", type=["json"], key="live_dump")
 live = None

@@ -6,14 +6,11 @@ import streamlit as st
 
 from analysis import render_turn
 from analysis._lint import why_this_score
-from workbench_ui import chosen_session, chosen_turn, data_source
+from workbench_ui import chosen_session_and_turn, data_source
 
 st.title("Turn")
 workspace = data_source()
-session = chosen_session(workspace)
-turn = chosen_turn(session) if session else None
-if session is None or turn is None:
-    st.stop()
+session, turn = chosen_session_and_turn(workspace)
 
 judgments = [
     j
