@@ -296,8 +296,11 @@ def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
     if judgments is not None:
         try:
             loaded = load_judgments(judgments)
-        except (OSError, ValueError) as error:
-            click.echo(f"{judgments}: not a judgments file from tsq judge ({error}).", err=True)
+        except OSError as error:
+            click.echo(f"{judgments}: cannot be read ({error.strerror}).", err=True)
+            sys.exit(EXIT_NOTHING_LOADED)
+        except ValueError as error:
+            click.echo(f"{error}.", err=True)
             sys.exit(EXIT_NOTHING_LOADED)
     findings = lint_sessions(result.sessions, loaded)
     if as_json:

@@ -195,3 +195,25 @@ def test_context_findings_agree_with_the_rendered_prior_context(corpus):
     }
     assert flagged == expected
     assert len(expected) > 10  # tau-bench users answer "yes" a lot
+
+
+def test_cli_lint_bad_judgments_file_is_one_sentence_with_its_line(tmp_path):
+    sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(judgment(0, 1.0).model_dump_json() + "\n" + '{"not": "a judgment"}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "analysis", "lint", str(sample), "--judgments", str(bad)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    (message,) = done.stderr.strip().splitlines()
+    assert message.startswith(f"{bad}:2: not a judgment (")
+    missing = subprocess.run(
+        [sys.executable, "-m", "analysis", "lint", str(sample), "--judgments", str(tmp_path / "x")],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        missing.stderr.strip() == f"{tmp_path / 'x'}: cannot be read (No such file or directory)."
+    )
