@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 import orjson
+from pydantic import ValidationError
 
 from ._models import ParseIssue
 
@@ -176,6 +177,13 @@ def _skip_space(text: str, index: int) -> int:
     while index < len(text) and text[index] in " \t\r\n":
         index += 1
     return index
+
+
+def first_error(error: ValidationError) -> str:
+    """The first problem pydantic found, as ``field.path: message`` for a one-line issue."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "value"
+    return f"{where}: {first['msg']}"
 
 
 def timestamp(value: Any) -> str | None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from ._jsonio import first_error
 from ._models import TurnJudgment, Vote
 
 
@@ -30,8 +31,7 @@ def load_judgments(
     CSV or JSONL export; ``span_turns`` maps span ids to (session id, turn index)."""
     source = Path(path)
     if columns is None:
-        lines = source.read_text().splitlines()
-        return [TurnJudgment.model_validate_json(line) for line in lines if line.strip()]
+        return _own_judgments(source)
     frame = pl.read_csv(source) if source.suffix == ".csv" else pl.read_ndjson(source)
     judgments = []
     for row in frame.iter_rows(named=True):
@@ -69,4 +69,17 @@ def load_judgments(
                 unscored_reason=None if score is not None else "no score in the export",
             )
         )
+    return judgments
+
+
+def _own_judgments(source: Path) -> list[TurnJudgment]:
+    """``tsq judge --out`` lines; a bad line raises ValueError naming the file and line."""
+    judgments = []
+    for number, line in enumerate(source.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            judgments.append(TurnJudgment.model_validate_json(line))
+        except ValidationError as error:
+            raise ValueError(f"{source}:{number}: not a judgment ({first_error(error)})") from None
     return judgments

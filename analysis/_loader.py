@@ -18,7 +18,7 @@ from ._claude_code import (
     parse_claude_code,
 )
 from ._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
-from ._jsonio import iter_json_array, iter_jsonl, read_json_document
+from ._jsonio import first_error, iter_json_array, iter_jsonl, read_json_document
 from ._models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
 from ._openai import looks_like_trajectory, parse_trajectory
 from ._otlp_import import looks_like_otlp, parse_otlp
@@ -144,12 +144,8 @@ class _Loader:
         try:
             session = Session.model_validate(raw)
         except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
             self._issue(
-                raw.get("source", "?"),
-                None,
-                f"session could not be built ({where}: {first['msg']})",
+                raw.get("source", "?"), None, f"session could not be built ({first_error(error)})"
             )
             return
         self.result.sessions.append(session)
@@ -197,9 +193,7 @@ class _Loader:
             try:
                 self.result.judgments.append(TurnJudgment.model_validate(record))
             except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"])
-                self._issue(display, line, f"not a judgment ({where}: {first['msg']})")
+                self._issue(display, line, f"not a judgment ({first_error(error)})")
 
     def _add_otlp(self, document: Any, display: str, path: Path) -> None:
         if not looks_like_otlp(document):
