@@ -1,0 +1,311 @@
+"""Inter-rater agreement: raw agreement, Cohen's kappa with bootstrap intervals, council stats.
+
+Kappa comes from statsmodels (weighted linearly for ordinal fields), Krippendorff's alpha from
+``krippendorff`` and Fleiss' kappa from statsmodels; only the resampling is done here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Literal
+
+import krippendorff
+import numpy as np
+import polars as pl
+from pydantic import BaseModel
+from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
+from ._labels import FieldSpec, LabelSet
+
+GroupBy = Literal["rater", "kind"]
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+KIND_ORDER = ("human", "council", "llm", "adjudicator")
+
+
+class Share(BaseModel):
+    """A proportion with its count, and a bootstrap 95% interval where one was computed."""
+
+    n: int
+    count: int
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None = None
+
+
+class PairAgreement(BaseModel):
+    """Two raters on one field, over the items both labelled."""
+
+    rater_a: str
+    rater_b: str
+    n: int
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None
+    kappa: float | None
+    kappa_ci: tuple[float, float] | None
+    weights: Literal["linear"] | None
+    values: list[str]
+    confusion: list[list[int]]  # rows: rater_a's value, columns: rater_b's, in ``values`` order
+
+
+class CouncilAgreement(BaseModel):
+    """Inside the council: stage-1 judges among themselves, and the chairman vs their majority."""
+
+    stage1: list[str]
+    chairman: str | None
+    items: int
+    krippendorff_alpha: float | None
+    fleiss_kappa: float | None
+    chairman_vs_majority: Share | None
+
+
+class FieldAgreement(BaseModel):
+    field: str
+    kind: Literal["ordinal", "nominal"]
+    values: list[str]
+    pairs: list[PairAgreement]
+    all_agree: Share
+    council: CouncilAgreement | None
+
+
+class AggregatePair(BaseModel):
+    """One pair of raters with all fields pooled: each (item, field) slot both labelled."""
+
+    rater_a: str
+    rater_b: str
+    n: int
+    agreement: float | None
+    mean_kappa: float | None
+
+
+class AgreementReport(BaseModel):
+    fields: dict[str, FieldAgreement]
+    aggregate: list[AggregatePair]
+    by: GroupBy
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _interval(samples: np.ndarray) -> tuple[float, float] | None:
+    finite = samples[np.isfinite(samples)]
+    if finite.size == 0:
+        return None
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def kappa_of_table(table: np.ndarray, weights: Literal["linear"] | None) -> float:
+    """Cohen's kappa of a square confusion table (NaN when chance agreement is total)."""
+    if table.sum() == 0:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(cohens_kappa(table, wt=weights, return_results=False))
+
+
+def pair_agreement(
+    a: list[str],
+    b: list[str],
+    spec: FieldSpec,
+    names: tuple[str, str],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PairAgreement:
+    """Agreement of two aligned label lists; intervals by resampling items (percentile)."""
+    values = list(spec.values)
+    for value in sorted(set(a) | set(b)):
+        if value not in values:
+            values.append(value)
+    index = {value: position for position, value in enumerate(values)}
+    k = len(values)
+    codes = np.array([index[x] * k + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
+    weights: Literal["linear"] | None = "linear" if spec.kind == "ordinal" else None
+    n = len(codes)
+    table = np.bincount(codes, minlength=k * k).reshape(k, k)
+    diagonal = np.arange(k) * (k + 1)
+    agreement_ci = kappa_ci = None
+    if n and resamples:
+        rng = np.random.default_rng(seed)
+        draws = codes[rng.integers(0, n, size=(resamples, n))]
+        tables = np.stack([np.bincount(row, minlength=k * k) for row in draws]).reshape(-1, k, k)
+        agreement_ci = _interval(np.isin(draws, diagonal).mean(axis=1))
+        kappa_ci = _interval(np.array([kappa_of_table(t, weights) for t in tables]))
+    return PairAgreement(
+        rater_a=names[0],
+        rater_b=names[1],
+        n=n,
+        agreement=float(np.trace(table) / n) if n else None,
+        agreement_ci=agreement_ci,
+        kappa=_finite(kappa_of_table(table, weights)),
+        kappa_ci=kappa_ci,
+        weights=weights,
+        values=values,
+        confusion=table.tolist(),
+    )
+
+
+def rater_columns(labels: LabelSet, field: str, by: GroupBy = "rater") -> pl.DataFrame:
+    """One row per item, one column per rater (or rater kind), for one field.
+
+    Grouped by kind, several raters of one kind on one item give their majority label; a tie
+    leaves that kind's cell empty for the item.
+    """
+    rows = labels.frame.filter(pl.col("field") == field)
+    column = "rater" if by == "rater" else "rater_kind"
+    if by == "kind":
+        counted = rows.group_by("item_id", column, "value").agg(pl.len().alias("votes"))
+        top = counted.with_columns(
+            pl.col("votes").max().over("item_id", column).alias("top"),
+        ).filter(pl.col("votes") == pl.col("top"))
+        rows = top.filter(pl.len().over("item_id", column) == 1)
+    wide = rows.pivot(on=column, index="item_id", values="value", aggregate_function="first")
+    kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
+    names = [name for name in wide.columns if name != "item_id"]
+    order = sorted(names, key=lambda name: (KIND_ORDER.index(kinds.get(name, name)), name))
+    return wide.select("item_id", *order).sort("item_id")
+
+
+def _pairs_of(
+    wide: pl.DataFrame, spec: FieldSpec, resamples: int, seed: int
+) -> list[PairAgreement]:
+    raters = [name for name in wide.columns if name != "item_id"]
+    pairs = []
+    for first, second in itertools.combinations(raters, 2):
+        both = wide.select(first, second).drop_nulls()
+        if both.height == 0:
+            continue
+        pairs.append(
+            pair_agreement(
+                both[first].to_list(),
+                both[second].to_list(),
+                spec,
+                (first, second),
+                resamples,
+                seed,
+            )
+        )
+    return pairs
+
+
+def _all_agree(wide: pl.DataFrame) -> Share:
+    """Items every rater of the field labelled, and how many of those got one value."""
+    raters = [name for name in wide.columns if name != "item_id"]
+    complete = wide.drop_nulls()
+    if len(raters) < 2 or complete.height == 0:
+        return Share(n=0, count=0, agreement=None)
+    same = complete.select(pl.concat_list(raters).list.n_unique().eq(1).sum()).item()
+    return Share(n=complete.height, count=int(same), agreement=same / complete.height)
+
+
+def council_agreement(labels: LabelSet, field: str, spec: FieldSpec) -> CouncilAgreement | None:
+    """Stage-1 judges' agreement (alpha, Fleiss' kappa) and the chairman vs their majority."""
+    council = labels.config.council
+    raters = labels.raters()
+    stage1 = council.stage1 or raters.filter(pl.col("rater_kind") == "llm")["rater"].to_list()
+    chairman = council.chairman
+    if chairman is None:
+        chairs = raters.filter(pl.col("rater_kind") == "council")["rater"].to_list()
+        chairman = chairs[0] if len(chairs) == 1 else None
+    wide = rater_columns(labels, field)
+    stage1 = [name for name in stage1 if name in wide.columns]
+    if len(stage1) < 2:
+        return None
+    values = spec.values
+    index = {value: position for position, value in enumerate(values)}
+    judged = wide.select("item_id", *stage1, *([chairman] if chairman in wide.columns else []))
+    codes = np.array(
+        [
+            [index.get(v, np.nan) if v is not None else np.nan for v in judged[name]]
+            for name in stage1
+        ],
+        dtype=float,
+    )
+    alpha = None
+    if (
+        np.isfinite(codes).sum(axis=0).max(initial=0) >= 2
+        and len(np.unique(codes[np.isfinite(codes)])) > 1
+    ):
+        alpha = _finite(
+            krippendorff.alpha(
+                reliability_data=codes,
+                level_of_measurement="ordinal" if spec.kind == "ordinal" else "nominal",
+                value_domain=list(range(len(values))),
+            )
+        )
+    complete = codes[:, np.isfinite(codes).all(axis=0)].T.astype(int)
+    fleiss = None
+    if complete.size:
+        counts, _ = aggregate_raters(complete, n_cat=len(values))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fleiss = _finite(float(fleiss_kappa(counts)))
+    return CouncilAgreement(
+        stage1=stage1,
+        chairman=chairman if chairman in wide.columns else None,
+        items=int(complete.shape[0]),
+        krippendorff_alpha=alpha,
+        fleiss_kappa=fleiss,
+        chairman_vs_majority=_chairman_vs_majority(judged, stage1, chairman),
+    )
+
+
+def _chairman_vs_majority(
+    judged: pl.DataFrame, stage1: list[str], chairman: str | None
+) -> Share | None:
+    if chairman is None or chairman not in judged.columns:
+        return None
+    n = same = 0
+    for row in judged.iter_rows(named=True):
+        votes = [row[name] for name in stage1 if row[name] is not None]
+        if row[chairman] is None or not votes:
+            continue
+        top = max(set(votes), key=votes.count)
+        if votes.count(top) * 2 <= len(votes):
+            continue  # no strict majority
+        n += 1
+        same += row[chairman] == top
+    return Share(n=n, count=same, agreement=same / n if n else None)
+
+
+def agreement_report(
+    labels: LabelSet,
+    by: GroupBy = "rater",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> AgreementReport:
+    """Per field: every pair of raters (or rater kinds), all-agree share, council stats."""
+    fields: dict[str, FieldAgreement] = {}
+    for field in labels.fields:
+        spec = labels.spec(field)
+        wide = rater_columns(labels, field, by)
+        fields[field] = FieldAgreement(
+            field=field,
+            kind=spec.kind,
+            values=list(spec.values),
+            pairs=_pairs_of(wide, spec, resamples, seed),
+            all_agree=_all_agree(wide),
+            council=council_agreement(labels, field, spec),
+        )
+    return AgreementReport(fields=fields, aggregate=_aggregate(fields), by=by)
+
+
+def _aggregate(fields: dict[str, FieldAgreement]) -> list[AggregatePair]:
+    pooled: dict[tuple[str, str], list[PairAgreement]] = {}
+    for field in fields.values():
+        for pair in field.pairs:
+            pooled.setdefault((pair.rater_a, pair.rater_b), []).append(pair)
+    result = []
+    for (first, second), pairs in pooled.items():
+        n = sum(pair.n for pair in pairs)
+        agreed = sum(int(np.trace(np.array(pair.confusion))) for pair in pairs)
+        kappas = [pair.kappa for pair in pairs if pair.kappa is not None]
+        result.append(
+            AggregatePair(
+                rater_a=first,
+                rater_b=second,
+                n=n,
+                agreement=agreed / n if n else None,
+                mean_kappa=float(np.mean(kappas)) if kappas else None,
+            )
+        )
+    return result
