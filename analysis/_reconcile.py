@@ -8,6 +8,7 @@ Decisions made in the app or by the AI adjudicator live in an :class:`Adjudicati
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import sqlite3
 from collections import Counter
@@ -20,6 +21,7 @@ from typing import Any, Literal
 
 import orjson
 import polars as pl
+from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._agreement import rater_columns
@@ -426,3 +428,10 @@ def open_disagreements(reconciled: pl.DataFrame) -> pl.DataFrame:
 
 def cause_counts(reconciled: pl.DataFrame) -> Counter[str]:
     return Counter(reconciled.filter(~pl.col("agree"))["cause"].drop_nulls().to_list())
+
+
+def default_store_path(study_path: str | Path) -> Path:
+    """Where a study's decisions are kept unless told otherwise: one file per study folder."""
+    root = Path(study_path).expanduser().resolve()
+    digest = hashlib.sha1(str(root).encode(), usedforsecurity=False).hexdigest()[:10]
+    return Path(user_data_dir("tsq-workbench")) / "adjudications" / f"{root.stem}-{digest}.sqlite"

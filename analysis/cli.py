@@ -9,18 +9,23 @@ from pathlib import Path
 from typing import Any
 
 import click
+import polars as pl
 from tqdm import tqdm
 
+from ._agreement import AgreementReport, agreement_report
 from ._catalogs import load_live_dump
 from ._judgments import load_judgments
+from ._labels import LabelError, read_config
 from ._lint import lint as lint_sessions
 from ._loader import load
 from ._models import LoadResult, ToolCatalog, TurnJudgment
 from ._otlp import export_otlp_json
+from ._reconcile import AdjudicationStore, Study, default_store_path, load_study
 from ._render import CONDITIONS, RenderedTurn, render_turn
 from ._report import IngestReport, ingest_report
 from ._sanitize import DEFAULT_MAX_CHARS
 from ._send import SendPreview, prepare, send
+from ._study_tables import TABLES, StudyTables, study_tables
 
 EXIT_NOTHING_LOADED = 2
 
@@ -312,6 +317,111 @@ def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
         click.echo(f"    {finding.message}")
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " found")
+
+
+def _study_or_exit(labels: str, config: str | None) -> Study:
+    try:
+        study = load_study(labels, read_config(config) if config else None)
+    except LabelError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    for issue in study.issues:
+        click.echo(str(issue), err=True)
+    if study.labels.frame.is_empty():
+        click.echo(f"{labels}: no valid labels.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    return study
+
+
+def _interval(bounds: tuple[float, float] | None, percent: bool = False) -> str:
+    if bounds is None:
+        return ""
+    low, high = (100 * b for b in bounds) if percent else bounds
+    return f" [{low:.1f}, {high:.1f}]" if percent else f" [{low:.3f}, {high:.3f}]"
+
+
+def _print_agreement(report: AgreementReport) -> None:
+    for name, field in report.fields.items():
+        weighting = "linear-weighted kappa" if field.kind == "ordinal" else "kappa"
+        click.echo(f"{name} ({field.kind}, {weighting})")
+        for pair in field.pairs:
+            agreement = "n/a" if pair.agreement is None else f"{pair.agreement:.1%}"
+            kappa = "n/a" if pair.kappa is None else f"{pair.kappa:.3f}"
+            click.echo(
+                f"  {pair.rater_a} vs {pair.rater_b}: n={pair.n} agreement {agreement}"
+                f"{_interval(pair.agreement_ci, percent=True)} kappa {kappa}"
+                f"{_interval(pair.kappa_ci)}"
+            )
+        if field.council and field.council.krippendorff_alpha is not None:
+            click.echo(
+                f"  stage-1 judges: Krippendorff's alpha {field.council.krippendorff_alpha:.3f}"
+            )
+
+
+def _print_tables(tables: StudyTables) -> None:
+    counts = tables.sessions
+    click.echo(
+        f"{counts.sessions} sessions, {counts.with_disagreement} with a disagreement: "
+        f"{counts.human_adjudicated} human-adjudicated, {counts.ai_adjudicated} AI-adjudicated, "
+        f"{counts.open} still open"
+    )
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
+        for name in TABLES:
+            click.echo(f"\n{name}")
+            click.echo(getattr(tables, name))
+
+
+@cli.command()
+@click.argument("labels", type=click.Path())
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@click.option("--tables", is_flag=True, help="The five council-vs-human tables instead.")
+@click.option(
+    "--by",
+    type=click.Choice(["rater", "kind"]),
+    default="rater",
+    show_default=True,
+    help="Compare raters, or rater kinds (a kind's majority label per item).",
+)
+@click.option("--config", type=click.Path(dir_okay=False), help="Fields and rules (TOML or JSON).")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="Adjudication store (SQLite). Default: one per study in the user's data folder.",
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(0, 100_000),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples for the 95% intervals (0: none).",
+)
+def agreement(
+    labels: str,
+    as_json: bool,
+    tables: bool,
+    by: str,
+    config: str | None,
+    db: str | None,
+    resamples: int,
+) -> None:
+    """Agreement between raters per field; with --tables, the reconciled study's five tables."""
+    study = _study_or_exit(labels, config)
+    if tables:
+        store_path = Path(db) if db else default_store_path(labels)
+        store = AdjudicationStore(store_path) if db or store_path.exists() else None
+        result = study_tables(study, store, resamples)
+        if as_json:
+            click.echo(json.dumps(result.to_json_dict()))
+        else:
+            _print_tables(result)
+        return
+    report = agreement_report(
+        study.labels, by="kind" if by == "kind" else "rater", resamples=resamples
+    )
+    if as_json:
+        click.echo(report.model_dump_json())
+    else:
+        _print_agreement(report)
 
 
 def main() -> None:
