@@ -18,9 +18,7 @@ def raw_agreement_chart(table: pl.DataFrame) -> alt.LayerChart:
     """Table 1: exact council-human agreement per field with its bootstrap 95% interval."""
     data = table.to_pandas()
     order = _field_order(table)
-    base = alt.Chart(data).encode(
-        y=alt.Y("field:N", sort=order, title=None)
-    )
+    base = alt.Chart(data).encode(y=alt.Y("field:N", sort=order, title=None))
     bars = base.mark_bar(color="#546e7a").encode(
         x=alt.X("agreement:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
         tooltip=[

@@ -1,0 +1,200 @@
+"""Agreement statistics: published numbers, independent implementations, every input form."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from analysis._agreement import agreement_report, pair_agreement
+from analysis._labels import FieldSpec, LabelConfig, default_config, read_labels
+
+MT_BENCH = Path("llmbar/MT-Bench/evaluators/GPT-4/Vanilla_NoRules")
+
+
+def tsq(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, check=False
+    )
+
+
+def mt_bench_labels(corpus: Path, out: Path) -> Path:
+    """LLMBar's MT-Bench results as long-form labels: the human gold label and GPT-4 in both
+    presentation orders (``swap = True`` shows the outputs the other way round)."""
+    results = json.loads((corpus / MT_BENCH / "result.json").read_text())
+    with out.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item_id", "rater", "rater_kind", "field", "value"])
+        for number, row in enumerate(results):
+            votes = row["results"][0]
+            writer.writerow([number, "human", "human", "preferred", row["label"]])
+            writer.writerow([number, "gpt-4", "llm", "preferred", votes["swap = False"]["winner"]])
+            writer.writerow(
+                [number, "gpt-4 swapped", "llm", "preferred", votes["swap = True"]["winner"]]
+            )
+    return out
+
+
+def test_reproduces_llmbar_mt_bench_statistics(corpus, tmp_path):
+    published = json.loads((corpus / MT_BENCH / "statistics.json").read_text())
+    labels = mt_bench_labels(corpus, tmp_path / "mt-bench.csv")
+    run = tsq("agreement", str(labels), "--json")
+    assert run.returncode == 0, run.stderr
+    field = json.loads(run.stdout)["fields"]["preferred"]
+    pairs = {(p["rater_a"], p["rater_b"]): p for p in field["pairs"]}
+
+    def count(pair: dict) -> str:
+        return f"{round(pair['agreement'] * pair['n'])} / {pair['n']}"
+
+    assert published["correct_False"].startswith(count(pairs["human", "gpt-4"]))  # 159 / 200
+    assert published["correct_True"].startswith(count(pairs["human", "gpt-4 swapped"]))  # 165
+    both_orders = pairs["gpt-4", "gpt-4 swapped"]
+    assert published["equal"].startswith(count(both_orders))  # 174 / 200
+    assert both_orders["kappa"] == pytest.approx(published["kappa_agreement"], abs=1e-9)
+    all_three = field["all_agree"]
+    assert published["correct_both"].startswith(f"{all_three['count']} / {all_three['n']}")
+    low, high = both_orders["kappa_ci"]
+    assert low < both_orders["kappa"] < high
+
+
+def _sample_pairs() -> tuple[list[str], list[str]]:
+    path = Path(__file__).resolve().parents[1] / "sample_data" / "council_vs_human" / "labels.csv"
+    with path.open() as handle:
+        rows = list(csv.DictReader(handle))
+    human = {r["item_id"]: r for r in rows if r["rater_kind"] == "human"}
+    council = {r["item_id"]: r for r in rows if r["rater_kind"] == "council"}
+    items = sorted(human)
+    field = "task_completed"
+    return [human[i][field] for i in items], [council[i][field] for i in items]
+
+
+def test_weighted_kappa_matches_scikit_learn():
+    human, council = _sample_pairs()
+    spec = default_config().field("task_completed")
+    assert spec is not None
+    ours = pair_agreement(human, council, spec, ("human", "council"), resamples=200)
+    order = {value: rank for rank, value in enumerate(spec.values)}
+    expected = cohen_kappa_score(
+        [order[v] for v in human], [order[v] for v in council], weights="linear"
+    )
+    assert ours.kappa == pytest.approx(expected)
+    assert ours.weights == "linear"
+    unweighted = pair_agreement(human, council, FieldSpec(name="x"), ("h", "c"), resamples=0)
+    assert unweighted.kappa == pytest.approx(cohen_kappa_score(human, council))
+    assert ours.agreement == sum(a == b for a, b in zip(human, council, strict=True)) / len(human)
+    assert sum(map(sum, ours.confusion)) == len(human)
+    low, high = ours.kappa_ci or (0, 0)
+    assert low < ours.kappa < high
+    again = pair_agreement(human, council, spec, ("human", "council"), resamples=200)
+    assert again.kappa_ci == ours.kappa_ci  # seeded
+
+
+def _long_rows() -> list[dict[str, str]]:
+    return [
+        {"item_id": "a", "rater": "ann", "rater_kind": "human", "field": "looped", "value": "no"},
+        {
+            "item_id": "a",
+            "rater": "opus",
+            "rater_kind": "council",
+            "field": "looped",
+            "value": "no",
+        },
+        {"item_id": "b", "rater": "ann", "rater_kind": "human", "field": "looped", "value": "yes"},
+        {
+            "item_id": "b",
+            "rater": "opus",
+            "rater_kind": "council",
+            "field": "looped",
+            "value": "no",
+        },
+        {"item_id": "b", "rater": "opus", "rater_kind": "council", "field": "mood", "value": "ok"},
+    ]
+
+
+def test_long_wide_csv_jsonl_parquet_read_the_same(tmp_path):
+    long = pl.DataFrame(_long_rows())
+    long.write_csv(tmp_path / "long.csv")
+    long.write_ndjson(tmp_path / "long.jsonl")
+    long.write_parquet(tmp_path / "long.parquet")
+    wide = long.pivot(on="field", index=["item_id", "rater", "rater_kind"], values="value")
+    wide.write_csv(tmp_path / "wide.csv")
+    columns = ["item_id", "rater", "rater_kind", "field", "value"]
+    expected = long.sort(columns)
+    for name in ("long.csv", "long.jsonl", "long.parquet", "wide.csv"):
+        labels = read_labels([tmp_path / name])
+        assert labels.issues == [], name
+        assert labels.frame.select(columns).sort(columns).equals(expected), name
+    undeclared = read_labels([tmp_path / "long.csv"]).spec("mood")
+    assert (undeclared.kind, undeclared.values) == ("nominal", ["ok"])
+
+
+def test_bad_rows_are_issues_and_valid_rows_survive(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "item_id,rater,rater_kind,field,value\n"
+        "a,ann,human,looped,no\n"
+        "a,opus,robot,looped,no\n"  # line 3: unknown kind
+        "b,ann,human,looped,\n"  # line 4: no value
+        "b,ann,human,looped,maybe\n"  # line 5: not in the vocabulary
+        "a,ann,human,looped,yes\n"  # line 6: contradicts line 2
+        "c,opus,council,looped,yes,extra\n"  # line 7: extra cell
+        "c,opus,council,looped,yes\n"
+    )
+    labels = read_labels([path])
+    reasons = {issue.line: issue.reason for issue in labels.issues}
+    assert set(reasons) == {3, 4, 5, 6, 7}
+    assert "rater_kind 'robot'" in reasons[3]
+    assert "'maybe' is not one of no, yes" in reasons[5]
+    assert "kept 'no'" in reasons[6]
+    assert all(str(issue).startswith(f"{path}:") for issue in labels.issues)
+    assert labels.frame.select("item_id", "value").rows() == [("a", "no"), ("c", "yes")]
+
+    binary = tmp_path / "binary.csv"
+    binary.write_bytes(b"item_id,rater\n\xff\xfe\n")
+    assert "not UTF-8" in read_labels([binary]).issues[0].reason
+
+
+def test_kind_majority_and_ties(tmp_path):
+    rows = [
+        ("x", "j1", "llm", "yes"),
+        ("x", "j2", "llm", "yes"),
+        ("x", "j3", "llm", "no"),
+        ("y", "j1", "llm", "yes"),
+        ("y", "j2", "llm", "no"),
+        ("x", "h", "human", "yes"),
+        ("y", "h", "human", "no"),
+    ]
+    path = tmp_path / "votes.csv"
+    pl.DataFrame(
+        [dict(zip(["item_id", "rater", "rater_kind", "value"], r, strict=True)) for r in rows]
+    ).with_columns(field=pl.lit("looped")).write_csv(path)
+    report = agreement_report(read_labels([path]), by="kind", resamples=0)
+    (pair,) = report.fields["looped"].pairs
+    assert (pair.rater_a, pair.rater_b, pair.n, pair.agreement) == ("human", "llm", 1, 1.0)
+    council = report.fields["looped"].council
+    assert council is not None
+    assert council.stage1 == ["j1", "j2", "j3"]
+
+
+def test_config_errors_are_one_line(tmp_path):
+    config = tmp_path / "labels.toml"
+    config.write_text('[[fields]]\nname = "grade"\nkind = "ordinal"\n')
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item_id,rater,rater_kind,field,value\na,ann,human,grade,A\n")
+    run = tsq("agreement", str(labels), "--config", str(config))
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0
+    assert str(config) in run.stderr
+    assert "needs its values in order" in run.stderr
+    missing = tsq("agreement", str(tmp_path / "nope.csv"))
+    assert missing.returncode == 2
+    assert "Traceback" not in missing.stderr
+    rule_on_nominal = {"fields": [{"name": "grade"}], "rules": {"grade": {"kind": "higher_score"}}}
+    with pytest.raises(ValueError, match="declared as ordinal"):
+        LabelConfig.model_validate(rule_on_nominal)
