@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -407,8 +409,8 @@ def agreement(
     """Agreement between raters per field; with --tables, the reconciled study's five tables."""
     study = _study_or_exit(labels, config)
     if tables:
-        store_path = Path(db) if db else default_store_path(labels)
-        store = AdjudicationStore(store_path) if db or store_path.exists() else None
+        exists = db is not None or default_store_path(labels).exists()
+        store = _store_for(labels, db) if exists else None
         result = study_tables(study, store, resamples)
         if as_json:
             click.echo(json.dumps(result.to_json_dict()))
@@ -422,6 +424,63 @@ def agreement(
         click.echo(report.model_dump_json())
     else:
         _print_agreement(report)
+
+
+def _store_for(labels: str, db: str | None) -> AdjudicationStore:
+    path = Path(db) if db else default_store_path(labels)
+    try:
+        return AdjudicationStore(path)
+    except (OSError, sqlite3.Error) as error:
+        click.echo(f"{path}: cannot open the adjudication store ({error}).", err=True)
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("labels", type=click.Path())
+@click.option("--model", required=True, help="Adjudicator model id or display name.")
+@click.option("--base-url", help="Any Anthropic-compatible endpoint.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option("--limit", type=click.IntRange(1), help="Adjudicate at most this many.")
+@click.option("--config", type=click.Path(dir_okay=False), help="Fields and rules (TOML or JSON).")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="Adjudication store (SQLite). Default: one per study in the user's data folder.",
+)
+def adjudicate(
+    labels: str,
+    model: str,
+    base_url: str | None,
+    concurrency: int,
+    limit: int | None,
+    config: str | None,
+    db: str | None,
+) -> None:
+    """Let the AI adjudicator apply the rules to every disagreement no one has decided."""
+    from ._adjudicator import adjudicate_open  # the SDK is slow to import
+    from ._judge import JudgeConfig, JudgeError
+
+    study = _study_or_exit(labels, config)
+    store = _store_for(labels, db)
+    settings = JudgeConfig(model=model, base_url=base_url, concurrency=concurrency)
+    with tqdm(unit="disagreement", disable=None, file=sys.stderr) as bar:
+        try:
+            run = asyncio.run(
+                adjudicate_open(study, store, settings, limit, on_item=lambda: bar.update(1))
+            )
+        except JudgeError as error:
+            click.echo(str(error), err=True)
+            sys.exit(1)
+    for item_id, field, reason in run.failed:
+        click.echo(f"{item_id} {field}: left open ({reason}).", err=True)
+    sides = Counter(decision.side for decision in run.decided)
+    click.echo(
+        f"{len(run.decided)} decided by {run.stats.model} (human side {sides['human']}, "
+        f"council side {sides['council']}), {len(run.failed)} left open; "
+        f"{run.stats.http_requests} HTTP requests. Saved in {store.path}"
+    )
+    if run.failed:
+        sys.exit(1)
 
 
 def main() -> None:

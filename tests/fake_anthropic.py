@@ -64,11 +64,30 @@ class Script:
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
     polls: int = 0
     _split_counter: int = 0
+    contrary_field: str | None = None  # adjudications of this field go against the rule
 
 
-def _message(model: str, verdict_input: dict[str, Any] | None) -> dict[str, Any]:
+def decision_rule(prompt: str, contrary_field: str | None) -> dict[str, str]:
+    """Side with what the rule proposes (the human when it proposes nothing), cause as suggested;
+    for ``contrary_field``, the other side."""
+    field = re.search(r"^## Field: (\w+)", prompt, re.M).group(1)
+    proposed = re.search(r"^Rule proposes: (\w+)", prompt, re.M).group(1)
+    side = proposed if proposed in ("human", "council") else "human"
+    if field == contrary_field:
+        side = "council" if side == "human" else "human"
+    cause = re.search(r"^Suggested cause: (\w+)", prompt, re.M).group(1)
+    return {
+        "side": side,
+        "cause": cause if cause != "none" else "definition_mismatch",
+        "note": f"rule proposed {proposed}",
+    }
+
+
+def _message(
+    model: str, verdict_input: dict[str, Any] | None, tool: str = "record_verdict"
+) -> dict[str, Any]:
     content = (
-        [{"type": "tool_use", "id": "toolu_v", "name": "record_verdict", "input": verdict_input}]
+        [{"type": "tool_use", "id": "toolu_v", "name": tool, "input": verdict_input}]
         if verdict_input is not None
         else [{"type": "text", "text": "I think it was fine."}]
     )
@@ -202,6 +221,10 @@ class FakeAnthropic:
         return rule_verdict(prompt)
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("tools", [{}])[0].get("name") == "record_decision":
+            prompt = body["messages"][0]["content"]
+            decision = decision_rule(prompt, self.script.contrary_field)
+            return _message(body["model"], decision, tool="record_decision")
         verdict = self._verdict(body)
         return _message(
             body["model"],
