@@ -11,6 +11,8 @@ navigation = st.navigation(
         st.Page("pages/turn.py", title="Turn"),
         st.Page("pages/catalog.py", title="Catalog"),
         st.Page("pages/judge.py", title="Judge"),
+        st.Page("pages/agreement.py", title="Agreement"),
+        st.Page("pages/adjudicate.py", title="Adjudicate"),
     ]
 )
 navigation.run()

@@ -11,6 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import polars as pl
 import streamlit as st
 
 import analysis
@@ -21,6 +22,8 @@ PAGES = {
     "turn": "pages/turn.py",
     "catalog": "pages/catalog.py",
     "judge": "pages/judge.py",
+    "agreement": "pages/agreement.py",
+    "adjudicate": "pages/adjudicate.py",
 }
 
 
@@ -159,3 +162,67 @@ def chosen_session_and_turn(workspace: Workspace) -> tuple[analysis.Session, ana
     if session is None or turn is None:
         st.stop()
     return session, turn
+
+
+@dataclass
+class StudyView:
+    """A council-vs-human study, its decision store and its per-item comparisons."""
+
+    path: str
+    study: analysis.Study
+    comparison: pl.DataFrame
+    store: analysis.AdjudicationStore
+
+    def reconciled(self) -> pl.DataFrame:
+        decisions = [*self.study.recorded, *self.store.decisions()]
+        return analysis.reconcile(self.comparison, decisions)
+
+
+@st.cache_data(show_spinner="Loading labels…")
+def load_study(path: str) -> tuple[analysis.Study, pl.DataFrame]:
+    study = analysis.load_study(path)
+    return study, analysis.comparisons(study)
+
+
+@st.cache_resource
+def decision_store(path: str) -> analysis.AdjudicationStore:
+    """One store per file for the whole server: it opens a connection per call."""
+    return analysis.AdjudicationStore(path)
+
+
+def study_source() -> StudyView:
+    """The sidebar control choosing the labels (default: the bundled synthetic study)."""
+    default = str(analysis.sample_data_dir() / "council_vs_human")
+    with st.sidebar:
+        typed = st.text_input(
+            "Labels (folder or file)", value=_remembered("study_path", default), key="study_path"
+        )
+        _remember("study_path", typed)
+    path = str(Path(typed).expanduser()) if typed.strip() else default
+    try:
+        study, comparison = load_study(path)
+    except analysis.LabelError as error:
+        st.error(str(error))
+        st.stop()
+    store = decision_store(str(analysis.default_store_path(path)))
+    st.sidebar.caption(f"Decisions are saved in `{store.path}`")
+    if study.issues:
+        with st.expander(f"{len(study.issues)} issues in the labels"):
+            st.dataframe([issue.model_dump() for issue in study.issues], hide_index=True)
+    return StudyView(path=path, study=study, comparison=comparison, store=store)
+
+
+def transcript_panel(session: analysis.Session | None) -> None:
+    """The session's asks and tool calls, as plain text, in an expander."""
+    with st.expander("Transcript", expanded=False):
+        if session is None:
+            st.caption("No transcript of this session was loaded with the labels.")
+            return
+        rows = []
+        for turn in session.turns:
+            calls = [(call.name, str(call.input)) for call in turn.tool_calls()] or [("", "")]
+            rows += [
+                {"turn": turn.index, "ask": turn.ask, "tool": name, "input": arguments}
+                for name, arguments in calls
+            ]
+        st.dataframe(rows, hide_index=True)

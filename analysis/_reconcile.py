@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -88,14 +89,14 @@ def propose(
     """Apply a field's reconciliation rule to one disagreement."""
     if isinstance(rule, PreferSide):
         value = human if rule.side == "human" else council
-        return Proposal(side=rule.side, value=value, reason=f"rule: defer to the {rule.side}")
+        return Proposal(side=rule.side, value=value, reason=f"defer to the {rule.side}")
     if isinstance(rule, HigherScore):
         first, second = spec.rank(human), spec.rank(council)
         if first is None or second is None:
-            return Proposal(side=None, value=None, reason="rule: a label is not on the scale")
+            return Proposal(side=None, value=None, reason="a label is not on the scale")
         side: Side = "human" if first > second else "council"
         return Proposal(
-            side=side, value=max(human, council, key=spec.values.index), reason="rule: higher score"
+            side=side, value=max(human, council, key=spec.values.index), reason="the higher score"
         )
     if isinstance(rule, HumanUnlessRedundant):
         return _human_unless_redundant(rule, human, council, redundant)
@@ -119,12 +120,12 @@ def _human_unless_redundant(
         return Proposal(
             side="council",
             value=council,
-            reason=f"rule: {redundant} redundant calls visible (≥ {rule.min_redundant})",
+            reason=f"{redundant} redundant calls visible (≥ {rule.min_redundant})",
         )
     return Proposal(
         side="human",
         value=human,
-        reason=f"rule: human's {rule.value} ({redundant} redundant calls)",
+        reason=f"the human's {rule.value} ({redundant} redundant calls)",
     )
 
 
@@ -431,7 +432,9 @@ def cause_counts(reconciled: pl.DataFrame) -> Counter[str]:
 
 
 def default_store_path(study_path: str | Path) -> Path:
-    """Where a study's decisions are kept unless told otherwise: one file per study folder."""
+    """Where a study's decisions are kept unless told otherwise: one file per study folder,
+    under ``$TSQ_DATA_DIR`` if set, else the user's data folder."""
     root = Path(study_path).expanduser().resolve()
     digest = hashlib.sha1(str(root).encode(), usedforsecurity=False).hexdigest()[:10]
-    return Path(user_data_dir("tsq-workbench")) / "adjudications" / f"{root.stem}-{digest}.sqlite"
+    base = Path(os.environ.get("TSQ_DATA_DIR") or user_data_dir("tsq-workbench"))
+    return base / "adjudications" / f"{root.stem}-{digest}.sqlite"

@@ -1,0 +1,129 @@
+"""Agreement: council vs human, the five tables of a reconciled study, and any disagreement."""
+
+import polars as pl
+import streamlit as st
+
+import analysis
+from workbench_ui import open_page, study_source, transcript_panel
+
+st.title("Agreement")
+view = study_source()
+tables = analysis.study_tables(view.study, view.store)
+
+counts = tables.sessions
+columns = st.columns(5)
+columns[0].metric("Sessions", counts.sessions)
+columns[1].metric("With a disagreement", counts.with_disagreement)
+columns[2].metric("Human-adjudicated", counts.human_adjudicated)
+columns[3].metric("AI-adjudicated", counts.ai_adjudicated)
+columns[4].metric("Still open", counts.open)
+
+SECTIONS = [
+    ("1 · Raw agreement", analysis.raw_agreement_chart, tables.raw_agreement),
+    ("2 · Causes", analysis.causes_chart, tables.causes),
+    ("3 · Adjudication load", analysis.adjudication_load_chart, tables.adjudication_load),
+    ("4 · AI adjudicator's side", analysis.ai_sides_chart, tables.ai_sides),
+    ("5 · Before / after", analysis.before_after_chart, tables.before_after),
+]
+for tab, (_title, chart, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIONS, strict=True):
+    with tab:
+        if table.is_empty():
+            st.info("Nothing to show yet: no human and council labels, or no decisions.")
+            continue
+        st.altair_chart(chart(table), width="stretch")
+        st.dataframe(table, hide_index=True)
+
+st.header("Pairwise agreement")
+by = st.radio("Compare", ["rater", "kind"], horizontal=True, key="agreement_by")
+report = analysis.agreement_report(view.study.labels, by="kind" if by == "kind" else "rater")
+pairs = pl.DataFrame(
+    [
+        {
+            "field": name,
+            "rater_a": pair.rater_a,
+            "rater_b": pair.rater_b,
+            "n": pair.n,
+            "agreement": pair.agreement,
+            "kappa": pair.kappa,
+            "kappa 95% CI": ""
+            if pair.kappa_ci is None
+            else "{:.3f} to {:.3f}".format(*pair.kappa_ci),
+            "weights": pair.weights or "",
+        }
+        for name, field in report.fields.items()
+        for pair in field.pairs
+    ]
+)
+picked = st.dataframe(
+    pairs, hide_index=True, on_select="rerun", selection_mode="single-row", key="pair_table"
+)
+if picked.selection.rows:
+    row = pairs.row(picked.selection.rows[0], named=True)
+    pair = next(
+        p
+        for p in report.fields[row["field"]].pairs
+        if (p.rater_a, p.rater_b) == (row["rater_a"], row["rater_b"])
+    )
+    st.caption(f"Confusion matrix: rows {pair.rater_a}, columns {pair.rater_b}")
+    confusion = pl.DataFrame(pair.confusion, schema=pair.values, orient="row")
+    st.dataframe(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)), hide_index=True)
+council = [
+    {
+        "field": name,
+        **field.council.model_dump(exclude={"stage1", "chairman_vs_majority"}),
+        "chairman = stage-1 majority": None
+        if field.council.chairman_vs_majority is None
+        else field.council.chairman_vs_majority.agreement,
+    }
+    for name, field in report.fields.items()
+    if field.council is not None
+]
+if council:
+    st.caption("Inside the council: stage-1 judges among themselves, and the chairman")
+    st.dataframe(council, hide_index=True)
+
+st.header("Disagreements")
+reconciled = tables.reconciled.filter(~pl.col("agree"))
+filters = st.columns(3)
+fields = filters[0].multiselect("Field", view.study.labels.fields, key="dis_fields")
+sources = filters[1].multiselect("Settled by", ["human", "ai", "rule", "open"], key="dis_sources")
+causes = filters[2].multiselect("Cause", view.study.config.all_causes, key="dis_causes")
+shown = reconciled.filter(
+    (pl.col("field").is_in(fields) if fields else pl.lit(True))
+    & (pl.col("source").is_in(sources) if sources else pl.lit(True))
+    & (pl.col("cause").is_in(causes) if causes else pl.lit(True))
+).select(
+    "item_id",
+    "field",
+    "human",
+    "council",
+    "cause",
+    "proposal_side",
+    "source",
+    "side",
+    "calibrated",
+    "followed_rule",
+)
+st.caption(f"{shown.height} of {reconciled.height} disagreements")
+chosen = st.dataframe(
+    shown, hide_index=True, on_select="rerun", selection_mode="single-row", key="dis_table"
+)
+if chosen.selection.rows:
+    item_id, field = shown.row(chosen.selection.rows[0])[:2]
+    row = reconciled.filter((pl.col("item_id") == item_id) & (pl.col("field") == field)).row(
+        0, named=True
+    )
+    st.subheader(f"{item_id} · {field}")
+    left, right = st.columns(2)
+    left.metric("Human", row["human"])
+    right.metric("Council", row["council"])
+    st.text(f"Suggested cause: {row['suggested_cause'] or 'none'}")
+    st.text(f"Rule proposes: {row['proposal_side'] or 'nothing'} ({row['proposal_reason']})")
+    if row["adjudicator"]:
+        st.text(
+            f"Decided by {row['adjudicator']} ({row['adjudicator_kind']}): {row['side']} side, "
+            f"cause {row['cause']}" + (f" — {row['note']}" if row["note"] else "")
+        )
+    transcript_panel(view.study.sessions.get(item_id))
+    if st.button("Adjudicate this disagreement", key="adjudicate_this"):
+        open_page("adjudicate", item=item_id, field=field)

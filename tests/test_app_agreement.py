@@ -1,0 +1,129 @@
+"""The Agreement and Adjudicate pages (Streamlit AppTest) on the bundled and a fresh study."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import analysis
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+STUDY = analysis.sample_data_dir() / "council_vs_human"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    import streamlit as st
+
+    monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def open_page(path: str, study: Path | None = None, **params: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    if study is not None:
+        at.session_state["kept_study_path"] = str(study)
+    at.run()
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.switch_page(path).run()
+
+
+def select(at: AppTest, key: str, row: int) -> AppTest:
+    at.session_state[key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    return at.run()
+
+
+def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
+    at = open_page("pages/agreement.py")
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Sessions"] == "450"
+    assert metrics["Human-adjudicated"] == "61"
+    assert metrics["AI-adjudicated"] == "280"
+    assert len(at.tabs) == 5
+    raw = at.dataframe[0].value.set_index("field")
+    assert raw.loc["tool_policy", "agreement"] == pytest.approx(0.48)
+    assert round(raw.loc["all fields", "agreement"], 3) == 0.666
+    before_after = at.dataframe[4].value.set_index("field")
+    assert round(before_after.loc["tool_policy", "after"], 2) == 0.95
+
+
+def test_pair_confusion_matrix_and_disagreement_drill_down():
+    at = open_page("pages/agreement.py")
+    pairs = at.dataframe[5].value
+    first = pairs.iloc[0]
+    at = select(at, "pair_table", 0)
+    confusion = at.dataframe[6].value
+    assert int(confusion.drop(columns=confusion.columns[0]).to_numpy().sum()) == first["n"]
+
+    at.multiselect(key="dis_fields").set_value(["tool_policy"]).run()
+    at = select(at, "dis_table", 0)
+    assert not at.exception
+    shown = [t.value for t in at.text]
+    assert any(line.startswith("Rule proposes: ") for line in shown)
+    assert any("Decided by" in line for line in shown)
+    assert at.subheader[0].value.endswith("· tool_policy")
+    at.button(key="adjudicate_this").click().run()
+    assert at.title[0].value == "Adjudicate"
+
+
+@pytest.fixture
+def fresh_study(tmp_path) -> Path:
+    """Ten bundled sessions, no decisions yet."""
+    folder = tmp_path / "study"
+    folder.mkdir()
+    with (STUDY / "labels.csv").open() as handle:
+        rows = list(csv.reader(handle))
+    keep = {f"cvh-{n:03d}" for n in range(1, 11)}
+    with (folder / "labels.csv").open("w", newline="") as handle:
+        csv.writer(handle).writerows([rows[0], *(r for r in rows[1:] if r[0] in keep)])
+    return folder
+
+
+def decide(at: AppTest, who: str, side: str, note: str) -> AppTest:
+    at.text_input(key="decision_adjudicator").set_value(who)
+    at.radio(key="decision_side").set_value(side)
+    at.text_area(key="decision_note").set_value(note)
+    at.button[0].click()
+    return at.run()
+
+
+def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
+    first_tab = open_page("pages/adjudicate.py", fresh_study)
+    second_tab = open_page("pages/adjudicate.py", fresh_study)
+    assert not first_tab.exception
+    caption = first_tab.caption[0].value
+    open_before = int(caption.split(" of ")[0])
+    first_item = first_tab.subheader[0].value
+    assert first_item == second_tab.subheader[0].value  # both tabs show the same disagreement
+
+    decide(first_tab, "ana", "council", "first tab")
+    # The second tab still shows the same disagreement; its save is kept too, and is the latest.
+    decide(second_tab, "ben", "human", "second tab")
+    store = analysis.AdjudicationStore(analysis.default_store_path(fresh_study))
+    saved = store.decisions()
+    assert [(d.adjudicator, d.side, d.note) for d in saved] == [
+        ("ana", "council", "first tab"),
+        ("ben", "human", "second tab"),
+    ]
+    assert all(d.adjudicator_kind == "human" for d in saved)
+
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    restarted = open_page("pages/adjudicate.py", fresh_study)
+    assert int(restarted.caption[0].value.split(" of ")[0]) == open_before - 1
+    assert restarted.subheader[0].value != first_item
+    tables = analysis.study_tables(analysis.load_study(fresh_study), store, resamples=0)
+    assert tables.sessions.human_adjudicated == 1
+    item, field = first_item.split(" · ")
+    decided = tables.reconciled.filter(
+        (tables.reconciled["item_id"] == item) & (tables.reconciled["field"] == field)
+    ).row(0, named=True)
+    assert (decided["adjudicator"], decided["side"]) == ("ben", "human")
