@@ -10,6 +10,7 @@ import hashlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import streamlit as st
@@ -210,6 +211,26 @@ def study_source() -> StudyView:
         with st.expander(f"{len(study.issues)} issues in the labels"):
             st.dataframe([issue.model_dump() for issue in study.issues], hide_index=True)
     return StudyView(path=path, study=study, comparison=comparison, store=store)
+
+
+def disagreement_panel(view: StudyView, row: dict[str, Any]) -> None:
+    """One disagreement: both labels, the suggested cause, the rule, the decision, transcript."""
+    spec = view.study.labels.spec(row["field"])
+    st.subheader(f"{row['item_id']} · {row['field']}")
+    if spec.description:
+        st.caption(spec.description)
+    left, right = st.columns(2)
+    left.metric("Human", row["human"])
+    right.metric("Council", row["council"])
+    st.text(f"Suggested cause: {row['suggested_cause'] or 'none'}")
+    st.text(f"Rule proposes: {row['proposal_side'] or 'nothing'} ({row['proposal_reason']})")
+    if row["adjudicator"]:
+        note = f" — {row['note']}" if row["note"] else ""
+        st.text(
+            f"Decided by {row['adjudicator']} ({row['adjudicator_kind']}): {row['side']} side, "
+            f"cause {row['cause']}{note}"
+        )
+    transcript_panel(view.study.sessions.get(row["item_id"]))
 
 
 def transcript_panel(session: analysis.Session | None) -> None:

@@ -4,7 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import study_source, transcript_panel
+from workbench_ui import disagreement_panel, study_source
 
 st.title("Adjudicate")
 view = study_source()
@@ -26,21 +26,9 @@ else:
 
 # The form must save to the disagreement it showed, even if another tab decided it meanwhile.
 st.query_params["item"], st.query_params["field"] = row["item_id"], row["field"]
-spec = view.study.labels.spec(row["field"])
-st.subheader(f"{row['item_id']} · {row['field']}")
-if spec.description:
-    st.caption(spec.description)
-left, right = st.columns(2)
-left.metric("Human", row["human"])
-right.metric("Council", row["council"])
-st.text(f"Suggested cause: {row['suggested_cause'] or 'none'}")
-st.text(f"Rule proposes: {row['proposal_side'] or 'nothing'} ({row['proposal_reason']})")
+disagreement_panel(view, row)
 if row["adjudicator"]:
-    st.info(
-        f"Already decided by {row['adjudicator']} ({row['adjudicator_kind']}): {row['side']} "
-        f"side, cause {row['cause']}. Saving again overrides it."
-    )
-transcript_panel(view.study.sessions.get(row["item_id"]))
+    st.info("Saving a decision here overrides the one above (history is kept).")
 
 causes = view.study.config.all_causes
 default_cause = row["cause"] or row["suggested_cause"]

@@ -4,7 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import open_page, study_source, transcript_panel
+from workbench_ui import disagreement_panel, open_page, study_source
 
 st.title("Agreement")
 view = study_source()
@@ -113,17 +113,6 @@ if chosen.selection.rows:
     row = reconciled.filter((pl.col("item_id") == item_id) & (pl.col("field") == field)).row(
         0, named=True
     )
-    st.subheader(f"{item_id} · {field}")
-    left, right = st.columns(2)
-    left.metric("Human", row["human"])
-    right.metric("Council", row["council"])
-    st.text(f"Suggested cause: {row['suggested_cause'] or 'none'}")
-    st.text(f"Rule proposes: {row['proposal_side'] or 'nothing'} ({row['proposal_reason']})")
-    if row["adjudicator"]:
-        st.text(
-            f"Decided by {row['adjudicator']} ({row['adjudicator_kind']}): {row['side']} side, "
-            f"cause {row['cause']}" + (f" — {row['note']}" if row["note"] else "")
-        )
-    transcript_panel(view.study.sessions.get(item_id))
+    disagreement_panel(view, row)
     if st.button("Adjudicate this disagreement", key="adjudicate_this"):
         open_page("adjudicate", item=item_id, field=field)
