@@ -1,6 +1,6 @@
 """TSQ Workbench: load agent transcripts and judge each turn's tool choice."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._catalog import catalog_from_entries
 from ._catalogs import (
@@ -13,7 +13,15 @@ from ._catalogs import (
 )
 from ._frames import sessions_frame, tool_calls_frame, turns_frame
 from ._judgments import ExternalColumns, load_judgments
-from ._lint import CODES, Finding, lint
+from ._lint import (
+    CODES,
+    Finding,
+    condition_of,
+    findings_for_condition,
+    findings_for_turn,
+    lint,
+    why_this_score,
+)
 from ._loader import load, load_catalog
 from ._models import (
     AssistantMessage,
@@ -34,7 +42,34 @@ from ._models import (
 from ._otlp import export_otlp_json, export_request
 from ._render import CONDITIONS, RenderedTurn, RenderOptions, render_call, render_turn
 from ._report import IngestReport, ingest_report
+from ._review import (
+    ablation_turns,
+    ambiguous_turns,
+    explain_turns,
+    findings_summary,
+    review_queue,
+    turns_overview,
+    votes_frame,
+)
 from ._samples import sample_data_dir
+from ._usage import catalog_frame, catalog_needs, tool_usage
+from ._views import (
+    ablation_table,
+    findings_frame,
+    judgments_frame,
+    session_overview,
+    turn_table,
+)
+
+if TYPE_CHECKING:  # imported on first use: Altair and the Anthropic SDK are slow to import
+    from ._charts import (
+        ablation_chart,
+        findings_chart,
+        score_distribution_chart,
+        tool_usage_chart,
+        turn_scores_chart,
+    )
+    from ._judge import JudgeConfig, JudgeError, judge_rendered
 
 __all__ = [
     "CODES",
@@ -62,13 +97,27 @@ __all__ = [
     "TurnJudgment",
     "Usage",
     "Vote",
+    "ablation_chart",
+    "ablation_table",
+    "ablation_turns",
+    "ambiguous_turns",
     "baseline_catalog",
     "catalog_for_turn",
+    "catalog_frame",
     "catalog_from_entries",
+    "catalog_needs",
+    "condition_of",
+    "explain_turns",
     "export_otlp_json",
     "export_request",
+    "findings_chart",
+    "findings_for_condition",
+    "findings_for_turn",
+    "findings_frame",
+    "findings_summary",
     "ingest_report",
     "judge_rendered",
+    "judgments_frame",
     "lint",
     "load",
     "load_catalog",
@@ -77,23 +126,40 @@ __all__ = [
     "merge_catalogs",
     "render_call",
     "render_turn",
+    "review_queue",
     "sample_data_dir",
+    "score_distribution_chart",
+    "session_overview",
     "sessions_frame",
     "tool_calls_frame",
+    "tool_usage",
+    "tool_usage_chart",
+    "turn_scores_chart",
+    "turn_table",
     "turns_frame",
+    "turns_overview",
+    "votes_frame",
+    "why_this_score",
 ]
 
-# The judge needs the Anthropic SDK, slow to import; load it on first use only.
-_JUDGE_EXPORTS = {
-    "JudgeConfig",
-    "JudgeError",
-    "judge_rendered",
+# Imported on first use, so that ``import analysis`` (and the CLI) stays quick: the judge needs
+# the Anthropic SDK; charts need Altair.
+_LAZY_EXPORTS = {
+    "JudgeConfig": "_judge",
+    "JudgeError": "_judge",
+    "judge_rendered": "_judge",
+    "ablation_chart": "_charts",
+    "findings_chart": "_charts",
+    "score_distribution_chart": "_charts",
+    "tool_usage_chart": "_charts",
+    "turn_scores_chart": "_charts",
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _JUDGE_EXPORTS:
-        from . import _judge
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is not None:
+        from importlib import import_module
 
-        return getattr(_judge, name)
+        return getattr(import_module(f".{module_name}", __name__), name)
     raise AttributeError(f"module 'analysis' has no attribute {name!r}")
