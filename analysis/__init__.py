@@ -61,7 +61,7 @@ from ._views import (
     turn_table,
 )
 
-if TYPE_CHECKING:  # imported on first use: Altair and the Anthropic SDK are slow to import
+if TYPE_CHECKING:  # imported on first use: Altair and the chart renderer are slow to import
     from ._charts import (
         ablation_chart,
         findings_chart,
@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # imported on first use: Altair and the Anthropic SDK are slo
         tool_usage_chart,
         turn_scores_chart,
     )
+    from ._export_charts import chart_to_png, chart_to_svg
     from ._judge import JudgeConfig, JudgeError, judge_rendered
 
 __all__ = [
@@ -106,6 +107,8 @@ __all__ = [
     "catalog_frame",
     "catalog_from_entries",
     "catalog_needs",
+    "chart_to_png",
+    "chart_to_svg",
     "condition_of",
     "explain_turns",
     "export_otlp_json",
@@ -143,7 +146,7 @@ __all__ = [
 ]
 
 # Imported on first use, so that ``import analysis`` (and the CLI) stays quick: the judge needs
-# the Anthropic SDK; charts need Altair.
+# the Anthropic SDK; charts and their export need Altair and vl-convert.
 _LAZY_EXPORTS = {
     "JudgeConfig": "_judge",
     "JudgeError": "_judge",
@@ -153,6 +156,8 @@ _LAZY_EXPORTS = {
     "score_distribution_chart": "_charts",
     "tool_usage_chart": "_charts",
     "turn_scores_chart": "_charts",
+    "chart_to_png": "_export_charts",
+    "chart_to_svg": "_export_charts",
 }
 
 

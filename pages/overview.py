@@ -5,7 +5,7 @@ import streamlit as st
 
 from analysis._charts import score_distribution_chart
 from analysis._views import session_overview
-from workbench_ui import data_source, issues_panel, open_page
+from workbench_ui import chart_downloads, data_source, issues_panel, open_page
 
 st.title("Sessions")
 workspace = data_source()
@@ -44,4 +44,6 @@ event = st.dataframe(
 if event.selection.rows:
     open_page("session", session=shown["session_id"][event.selection.rows[0]])
 if shown["mean_tsq"].drop_nulls().len():
-    st.altair_chart(score_distribution_chart(shown))
+    distribution = score_distribution_chart(shown)
+    st.altair_chart(distribution)
+    chart_downloads(distribution, "tsq-per-session")
