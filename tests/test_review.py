@@ -118,7 +118,9 @@ def test_ambiguous_turns_are_the_split_votes_with_both_sides(loaded):
     row = split.row(0, named=True)
     assert (row["ask"], row["votes_label"]) == ("yes do #1", "2 of 3 judges")
     judgment = next(
-        j for j in result.judgments if (j.session_id, j.turn_index, j.condition) == (RICH, 3, "full")
+        j
+        for j in result.judgments
+        if (j.session_id, j.turn_index, j.condition) == (RICH, 3, "full")
     )
     assert row["for_incorrect"] == next(
         v.reasoning for v in judgment.votes if v.verdict == "incorrect"
