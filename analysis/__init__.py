@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # imported on first use: Altair and the chart renderer are sl
         turn_scores_chart,
     )
     from ._export_charts import chart_to_png, chart_to_svg
+    from ._html_report import ReportSection, build_report, render_report, report_sections
     from ._judge import JudgeConfig, JudgeError, judge_rendered
 
 __all__ = [
@@ -86,6 +87,7 @@ __all__ = [
     "ParseIssue",
     "RenderOptions",
     "RenderedTurn",
+    "ReportSection",
     "Session",
     "SubagentRun",
     "ToolCall",
@@ -103,6 +105,7 @@ __all__ = [
     "ablation_turns",
     "ambiguous_turns",
     "baseline_catalog",
+    "build_report",
     "catalog_for_turn",
     "catalog_frame",
     "catalog_from_entries",
@@ -128,7 +131,9 @@ __all__ = [
     "load_live_dump",
     "merge_catalogs",
     "render_call",
+    "render_report",
     "render_turn",
+    "report_sections",
     "review_queue",
     "sample_data_dir",
     "score_distribution_chart",
@@ -146,7 +151,7 @@ __all__ = [
 ]
 
 # Imported on first use, so that ``import analysis`` (and the CLI) stays quick: the judge needs
-# the Anthropic SDK; charts and their export need Altair and vl-convert.
+# the Anthropic SDK; charts, their export and the HTML report need Altair and vl-convert.
 _LAZY_EXPORTS = {
     "JudgeConfig": "_judge",
     "JudgeError": "_judge",
@@ -158,6 +163,10 @@ _LAZY_EXPORTS = {
     "turn_scores_chart": "_charts",
     "chart_to_png": "_export_charts",
     "chart_to_svg": "_export_charts",
+    "ReportSection": "_html_report",
+    "build_report": "_html_report",
+    "render_report": "_html_report",
+    "report_sections": "_html_report",
 }
 
 

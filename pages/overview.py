@@ -3,6 +3,7 @@
 import polars as pl
 import streamlit as st
 
+import analysis
 from analysis._charts import score_distribution_chart
 from analysis._views import session_overview
 from workbench_ui import chart_downloads, data_source, issues_panel, open_page
@@ -47,3 +48,16 @@ if shown["mean_tsq"].drop_nulls().len():
     distribution = score_distribution_chart(shown)
     st.altair_chart(distribution)
     chart_downloads(distribution, "tsq-per-session")
+
+judgments = workspace.judgments
+st.download_button(
+    "Download report (HTML)",
+    data=lambda: analysis.build_report(workspace.result, judgments, workspace.findings),
+    file_name="tsq-report.html",
+    mime="text/html",
+    on_click="ignore",
+    icon=":material/description:",
+    help="One self-contained file of every loaded session (not only the filtered ones): "
+    "TSQ per session, split votes, the findings that matter, with charts. Opens offline.",
+    key="download_report",
+)
