@@ -39,7 +39,7 @@ from ._models import (
     Usage,
     Vote,
 )
-from ._otlp import export_otlp_json, export_request
+from ._otlp import chat_attributes, export_otlp_json, export_request
 from ._render import CONDITIONS, RenderedTurn, RenderOptions, render_call, render_turn
 from ._report import IngestReport, ingest_report
 from ._review import (
@@ -112,6 +112,7 @@ __all__ = [
     "catalog_needs",
     "chart_to_png",
     "chart_to_svg",
+    "chat_attributes",
     "condition_of",
     "explain_turns",
     "export_otlp_json",
