@@ -85,7 +85,9 @@ def test_notebook_is_committed_without_outputs(path):
     nbformat.validate(nb)
     for cell in nb.cells:
         if cell.cell_type == "code":
-            assert cell.outputs == [], f"{path.name}: outputs in {cell.source[:60]!r}"
+            assert cell.outputs == [], (
+                f"{path.name} has outputs: run scripts/strip_notebook_outputs.py"
+            )
             assert cell.execution_count is None, f"{path.name}: execution count"
         assert not cell.metadata.get("execution"), f"{path.name}: execution timing metadata"
     assert "widgets" not in nb.metadata
