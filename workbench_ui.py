@@ -7,15 +7,19 @@ is always shown with ``st.text``/``st.code``/``st.dataframe``, never as markdown
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import streamlit as st
 
 import analysis
+
+if TYPE_CHECKING:
+    import altair as alt
 
 PAGES = {
     "overview": "pages/overview.py",
@@ -247,3 +251,27 @@ def transcript_panel(session: analysis.Session | None) -> None:
                 for name, arguments in calls
             ]
         st.dataframe(rows, hide_index=True)
+
+
+def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
+    """PNG and SVG download buttons for a chart; the files are drawn only when clicked."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "chart"
+    png, svg, _ = st.columns([1, 1, 6])
+    png.download_button(
+        "PNG",
+        data=lambda: analysis.chart_to_png(chart),
+        file_name=f"{stem}.png",
+        mime="image/png",
+        on_click="ignore",
+        icon=":material/download:",
+        key=f"download_{stem}_png",
+    )
+    svg.download_button(
+        "SVG",
+        data=lambda: analysis.chart_to_svg(chart),
+        file_name=f"{stem}.svg",
+        mime="image/svg+xml",
+        on_click="ignore",
+        icon=":material/download:",
+        key=f"download_{stem}_svg",
+    )

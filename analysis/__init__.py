@@ -1,6 +1,6 @@
 """TSQ Workbench: load agent transcripts and judge each turn's tool choice."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._agreement import AgreementReport, agreement_report, pair_agreement
 from ._catalog import catalog_from_entries
@@ -23,7 +23,15 @@ from ._labels import (
     read_config,
     read_labels,
 )
-from ._lint import CODES, Finding, lint
+from ._lint import (
+    CODES,
+    Finding,
+    condition_of,
+    findings_for_condition,
+    findings_for_turn,
+    lint,
+    why_this_score,
+)
 from ._loader import load, load_catalog
 from ._models import (
     AssistantMessage,
@@ -41,7 +49,7 @@ from ._models import (
     Usage,
     Vote,
 )
-from ._otlp import export_otlp_json, export_request
+from ._otlp import chat_attributes, export_otlp_json, export_request
 from ._reconcile import (
     AdjudicationStore,
     Decision,
@@ -57,15 +65,45 @@ from ._reconcile import (
 )
 from ._render import CONDITIONS, RenderedTurn, RenderOptions, render_call, render_turn
 from ._report import IngestReport, ingest_report
-from ._samples import sample_data_dir
-from ._study_charts import (
-    adjudication_load_chart,
-    ai_sides_chart,
-    before_after_chart,
-    causes_chart,
-    raw_agreement_chart,
+from ._review import (
+    ablation_turns,
+    ambiguous_turns,
+    explain_turns,
+    findings_summary,
+    review_queue,
+    turns_overview,
+    votes_frame,
 )
+from ._samples import sample_data_dir
 from ._study_tables import StudyTables, study_tables
+from ._usage import catalog_frame, catalog_needs, tool_usage
+from ._views import (
+    ablation_table,
+    findings_frame,
+    judgments_frame,
+    session_overview,
+    turn_table,
+)
+
+if TYPE_CHECKING:  # imported on first use: Altair and the chart renderer are slow to import
+    from ._adjudicator import adjudicate_open
+    from ._charts import (
+        ablation_chart,
+        findings_chart,
+        score_distribution_chart,
+        tool_usage_chart,
+        turn_scores_chart,
+    )
+    from ._export_charts import chart_to_png, chart_to_svg
+    from ._html_report import ReportSection, build_report, render_report, report_sections
+    from ._judge import JudgeConfig, JudgeError, judge_rendered
+    from ._study_charts import (
+        adjudication_load_chart,
+        ai_sides_chart,
+        before_after_chart,
+        causes_chart,
+        raw_agreement_chart,
+    )
 
 __all__ = [
     "CODES",
@@ -89,6 +127,7 @@ __all__ = [
     "Proposal",
     "RenderOptions",
     "RenderedTurn",
+    "ReportSection",
     "Session",
     "Study",
     "StudyTables",
@@ -103,22 +142,40 @@ __all__ = [
     "TurnJudgment",
     "Usage",
     "Vote",
+    "ablation_chart",
+    "ablation_table",
+    "ablation_turns",
     "adjudicate_open",
     "adjudication_load_chart",
     "agreement_report",
     "ai_sides_chart",
+    "ambiguous_turns",
     "baseline_catalog",
     "before_after_chart",
+    "build_report",
     "catalog_for_turn",
+    "catalog_frame",
     "catalog_from_entries",
+    "catalog_needs",
     "causes_chart",
+    "chart_to_png",
+    "chart_to_svg",
+    "chat_attributes",
     "comparisons",
+    "condition_of",
     "default_config",
     "default_store_path",
+    "explain_turns",
     "export_otlp_json",
     "export_request",
+    "findings_chart",
+    "findings_for_condition",
+    "findings_for_turn",
+    "findings_frame",
+    "findings_summary",
     "ingest_report",
     "judge_rendered",
+    "judgments_frame",
     "lint",
     "load",
     "load_catalog",
@@ -134,31 +191,57 @@ __all__ = [
     "reconcile",
     "redundant_calls",
     "render_call",
+    "render_report",
     "render_turn",
+    "report_sections",
+    "review_queue",
     "sample_data_dir",
+    "score_distribution_chart",
+    "session_overview",
     "sessions_frame",
     "study_tables",
     "suggest_cause",
     "tool_calls_frame",
+    "tool_usage",
+    "tool_usage_chart",
+    "turn_scores_chart",
+    "turn_table",
     "turns_frame",
+    "turns_overview",
+    "votes_frame",
+    "why_this_score",
 ]
 
-# The judge needs the Anthropic SDK, slow to import; load it on first use only.
-_JUDGE_EXPORTS = {
-    "JudgeConfig",
-    "JudgeError",
-    "judge_rendered",
+# Imported on first use, so that ``import analysis`` (and the CLI) stays quick: the judge needs
+# the Anthropic SDK; charts, their export and the HTML report need Altair and vl-convert.
+_LAZY_EXPORTS = {
+    "JudgeConfig": "_judge",
+    "JudgeError": "_judge",
+    "judge_rendered": "_judge",
+    "ablation_chart": "_charts",
+    "findings_chart": "_charts",
+    "score_distribution_chart": "_charts",
+    "tool_usage_chart": "_charts",
+    "turn_scores_chart": "_charts",
+    "chart_to_png": "_export_charts",
+    "chart_to_svg": "_export_charts",
+    "ReportSection": "_html_report",
+    "build_report": "_html_report",
+    "render_report": "_html_report",
+    "report_sections": "_html_report",
+    "adjudicate_open": "_adjudicator",
+    "adjudication_load_chart": "_study_charts",
+    "ai_sides_chart": "_study_charts",
+    "before_after_chart": "_study_charts",
+    "causes_chart": "_study_charts",
+    "raw_agreement_chart": "_study_charts",
 }
-_ADJUDICATOR_EXPORTS = {"adjudicate_open"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _JUDGE_EXPORTS:
-        from . import _judge
+    module_name = _LAZY_EXPORTS.get(name)
+    if module_name is not None:
+        from importlib import import_module
 
-        return getattr(_judge, name)
-    if name in _ADJUDICATOR_EXPORTS:
-        from . import _adjudicator
-
-        return getattr(_adjudicator, name)
+        return getattr(import_module(f".{module_name}", __name__), name)
     raise AttributeError(f"module 'analysis' has no attribute {name!r}")

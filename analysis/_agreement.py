@@ -10,11 +10,9 @@ import itertools
 import math
 from typing import Literal
 
-import krippendorff
 import numpy as np
 import polars as pl
 from pydantic import BaseModel
-from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
 from ._labels import FieldSpec, LabelSet
 
@@ -98,6 +96,8 @@ def _interval(samples: np.ndarray) -> tuple[float, float] | None:
 
 def kappa_of_table(table: np.ndarray, weights: Literal["linear"] | None) -> float:
     """Cohen's kappa of a square confusion table (NaN when chance agreement is total)."""
+    from statsmodels.stats.inter_rater import cohens_kappa  # slow to import: on first use
+
     if table.sum() == 0:
         return math.nan
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -200,6 +200,9 @@ def _all_agree(wide: pl.DataFrame) -> Share:
 
 def council_agreement(labels: LabelSet, field: str, spec: FieldSpec) -> CouncilAgreement | None:
     """Stage-1 judges' agreement (alpha, Fleiss' kappa) and the chairman vs their majority."""
+    import krippendorff  # slow to import (with statsmodels): on first use
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
     council = labels.config.council
     raters = labels.raters()
     stage1 = council.stage1 or raters.filter(pl.col("rater_kind") == "llm")["rater"].to_list()

@@ -104,3 +104,50 @@ def ablation_chart(ablation: pl.DataFrame) -> alt.Chart:
         )
     )
     return chart
+
+
+SEVERITY_COLORS = {"error": "#c62828", "warning": "#f9a825", "info": "#1565c0"}
+
+
+def tool_usage_chart(usage: pl.DataFrame) -> alt.Chart:
+    """Calls per tool, the main agent's and its subagents' stacked (from ``tool_usage``)."""
+    data = usage.select("tool", "calls", "main_calls", "subagent_calls").to_pandas()
+    order = usage["tool"].to_list()
+    chart: alt.Chart = (
+        alt.Chart(data, title="Tool calls")
+        .transform_fold(["main_calls", "subagent_calls"], as_=["agent", "n"])
+        .transform_calculate(
+            agent=alt.expr.if_(alt.datum.agent == "main_calls", "main agent", "subagents")
+        )
+        .mark_bar()
+        .encode(
+            y=alt.Y("tool:N", sort=order, title=None),
+            x=alt.X("n:Q", title="calls", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color(
+                "agent:N",
+                scale=alt.Scale(domain=["main agent", "subagents"], range=["#1565c0", "#90caf9"]),
+                title=None,
+            ),
+            tooltip=["tool:N", "agent:N", alt.Tooltip("n:Q", title="calls"), "calls:Q"],
+        )
+    )
+    return chart
+
+
+def findings_chart(summary: pl.DataFrame) -> alt.Chart:
+    """Findings per code, coloured by severity (from ``findings_summary``)."""
+    data = summary.select("severity", "code", "findings", "sessions", "turns").to_pandas()
+    chart: alt.Chart = (
+        alt.Chart(data, title="Findings by code")
+        .mark_bar()
+        .encode(
+            y=alt.Y("code:N", sort=summary["code"].to_list(), title=None),
+            x=alt.X("findings:Q", title="findings", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color(
+                "severity:N",
+                scale=alt.Scale(domain=list(SEVERITY_COLORS), range=list(SEVERITY_COLORS.values())),
+            ),
+            tooltip=["code:N", "severity:N", "findings:Q", "sessions:Q", "turns:Q"],
+        )
+    )
+    return chart

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ._models import Session, Turn, TurnJudgment
+from ._render import CONDITIONS as JUDGE_CONDITIONS
 from ._render import RenderOptions, turn_summary
 
 Severity = Literal["error", "warning", "info"]
@@ -140,8 +141,37 @@ def _context_finding(
     )
 
 
+def _tag(condition: str) -> str:
+    """Findings about a judgment start with its condition, e.g. ``[bare] ``."""
+    return f"[{condition}] "
+
+
+def condition_of(finding: Finding) -> str | None:
+    """The judge condition a finding is about, or None for a finding about the input itself."""
+    if finding.message.startswith("["):
+        tag, _, _ = finding.message.partition("] ")
+        if tag[1:] in JUDGE_CONDITIONS:
+            return tag[1:]
+    return None
+
+
+def findings_for_condition(findings: Iterable[Finding], condition: str) -> list[Finding]:
+    """Findings about the input plus those about judgments made under ``condition``."""
+    return [f for f in findings if condition_of(f) in (None, condition)]
+
+
+def findings_for_turn(
+    findings: Iterable[Finding], session_id: str, turn_index: int, condition: str
+) -> list[Finding]:
+    """What ``why_this_score`` needs about one turn judged under ``condition``."""
+    return findings_for_condition(
+        (f for f in findings if f.session_id == session_id and f.turn_index == turn_index),
+        condition,
+    )
+
+
 def _judgment_findings(session: Session, turn: Turn, judgment: TurnJudgment) -> Iterable[Finding]:
-    tag = f"[{judgment.condition}] "
+    tag = _tag(judgment.condition)
     given = session.catalog_for(turn)
     if judgment.catalog_size == 1 and not (given and len(given.tools) == 1):  # else said above
         yield _finding(
@@ -212,7 +242,7 @@ def _session_findings(session: Session, judgments: Sequence[TurnJudgment]) -> It
                 None,
                 "UNIFORM_SESSION_SCORES",
                 "warning",
-                f"[{condition}] Every turn scored {scores[0]}: a judge that cannot tell turns "
+                f"{_tag(condition)}Every turn scored {scores[0]}: a judge that cannot tell turns "
                 "apart is usually missing the catalog or the call.",
             )
 

@@ -25,6 +25,7 @@ JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "n_discarded": pl.Int64,
     "model": pl.String,
 }
+SEVERITIES = ("error", "warning", "info")
 FINDING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "turn_index": pl.Int64,
@@ -137,11 +138,17 @@ def turn_table(
     )
 
 
-def ablation_table(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
-    """Mean TSQ per session and condition: the seed's story in one table."""
+def ablation_table(judgments: Sequence[TurnJudgment], by_session: bool = True) -> pl.DataFrame:
+    """Mean TSQ per session and condition: the seed's story in one table.
+
+    ``by_session=False`` pools every judged turn: one row per condition, ``session_id``
+    "all sessions".
+    """
+    frame = judgments_frame(judgments)
+    if not by_session:
+        frame = frame.with_columns(pl.lit("all sessions").alias("session_id"))
     return (
-        judgments_frame(judgments)
-        .group_by("session_id", "condition")
+        frame.group_by("session_id", "condition")
         .agg(pl.col("score").mean().alias("mean_tsq"), pl.len().alias("turns"))
         .sort("session_id", "condition")
     )

@@ -292,6 +292,20 @@ def judge(
     click.echo(f"Wrote {len(judgments)} judgments to {out}")
 
 
+def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
+    """Judgments from ``--judgments``; a file that cannot be used is one sentence and exit 2."""
+    if path is None:
+        return []
+    try:
+        return load_judgments(path)
+    except OSError as error:
+        click.echo(f"{path}: cannot be read ({error.strerror}).", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    except ValueError as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL from tsq judge.")
@@ -299,16 +313,7 @@ def judge(
 def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
     """Explain suspicious scores: findings per turn and per session, with stable codes."""
     result = _load_or_exit(paths)
-    loaded: list[TurnJudgment] = []
-    if judgments is not None:
-        try:
-            loaded = load_judgments(judgments)
-        except OSError as error:
-            click.echo(f"{judgments}: cannot be read ({error.strerror}).", err=True)
-            sys.exit(EXIT_NOTHING_LOADED)
-        except ValueError as error:
-            click.echo(f"{error}.", err=True)
-            sys.exit(EXIT_NOTHING_LOADED)
+    loaded = _judgments_or_exit(judgments)
     findings = lint_sessions(result.sessions, loaded)
     if as_json:
         click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
@@ -481,6 +486,47 @@ def adjudicate(
     )
     if run.failed:
         sys.exit(1)
+
+
+def _merged(*groups: list[TurnJudgment]) -> list[TurnJudgment]:
+    """One judgment per (session, turn, condition); a later group's wins."""
+    merged: dict[tuple[str, int, str], TurnJudgment] = {}
+    for group in groups:
+        for judgment in group:
+            merged[(judgment.session_id, judgment.turn_index, judgment.condition)] = judgment
+    return list(merged.values())
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--judgments",
+    type=click.Path(dir_okay=False),
+    help="JSONL from tsq judge (judgments found among PATHS are read too; these win).",
+)
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
+def report(paths: tuple[str, ...], judgments: str | None, out: str) -> None:
+    """Write one self-contained HTML report: session TSQ, split votes, findings, charts.
+
+    Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
+    could be loaded or the judgments file cannot be used.
+    """
+    from ._html_report import build_report  # Altair and vl-convert: only when reporting
+
+    result = _load_or_exit(paths)
+    judged = _merged(result.judgments, _judgments_or_exit(judgments))
+    findings = lint_sessions(result.sessions, judged)
+    document = build_report(result, judged, findings)
+    try:
+        Path(out).write_text(document, encoding="utf-8")
+    except OSError as error:
+        click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
+        sys.exit(1)
+    turns = sum(len(s.turns) for s in result.sessions)
+    click.echo(
+        f"Wrote {out}: {len(result.sessions)} sessions, {turns} turns, "
+        f"{len(judged)} judgments, {len(findings)} findings"
+    )
 
 
 def main() -> None:

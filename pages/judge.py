@@ -9,7 +9,7 @@ import analysis
 from analysis._charts import ablation_chart
 from analysis._judge import estimate_run
 from analysis._views import ablation_table
-from workbench_ui import data_source
+from workbench_ui import chart_downloads, data_source
 
 st.title("Judge")
 workspace = data_source()
@@ -64,4 +64,6 @@ elif st.button("Run the judge", disabled=not chosen, key="judge_run"):
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:
-    st.altair_chart(ablation_chart(ablation_table(judged)))
+    chart = ablation_chart(ablation_table(judged))
+    st.altair_chart(chart)
+    chart_downloads(chart, "ablation")

@@ -3,9 +3,10 @@
 import polars as pl
 import streamlit as st
 
+import analysis
 from analysis._charts import score_distribution_chart
 from analysis._views import session_overview
-from workbench_ui import data_source, issues_panel, open_page
+from workbench_ui import chart_downloads, data_source, issues_panel, open_page
 
 st.title("Sessions")
 workspace = data_source()
@@ -44,4 +45,19 @@ event = st.dataframe(
 if event.selection.rows:
     open_page("session", session=shown["session_id"][event.selection.rows[0]])
 if shown["mean_tsq"].drop_nulls().len():
-    st.altair_chart(score_distribution_chart(shown))
+    distribution = score_distribution_chart(shown)
+    st.altair_chart(distribution)
+    chart_downloads(distribution, "tsq-per-session")
+
+judgments = workspace.judgments
+st.download_button(
+    "Download report (HTML)",
+    data=lambda: analysis.build_report(workspace.result, judgments, workspace.findings),
+    file_name="tsq-report.html",
+    mime="text/html",
+    on_click="ignore",
+    icon=":material/description:",
+    help="One self-contained file of every loaded session (not only the filtered ones): "
+    "TSQ per session, split votes, the findings that matter, with charts. Opens offline.",
+    key="download_report",
+)

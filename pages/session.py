@@ -5,7 +5,7 @@ import streamlit as st
 
 from analysis._charts import turn_scores_chart
 from analysis._views import turn_table
-from workbench_ui import chosen_session, data_source, open_page
+from workbench_ui import chart_downloads, chosen_session, data_source, open_page
 
 st.title("Session")
 workspace = data_source()
@@ -31,7 +31,9 @@ st.caption(
     f"{len(session.turns)} turns, {sum(1 for _ in session.tool_calls())} tool calls "
     f"— {session.source}"
 )
-chart = st.altair_chart(turn_scores_chart(turns), on_select="rerun", key="turn_chart")
+scores_chart = turn_scores_chart(turns)
+chart = st.altair_chart(scores_chart, on_select="rerun", key="turn_chart")
+chart_downloads(scores_chart, f"tsq-per-turn-{session.session_id}")
 picked = (chart.selection.get("turn_pick") or []) if chart else []
 if picked:
     open_page("turn", session=session.session_id, turn=picked[0]["turn_index"])

@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from analysis import render_turn
-from analysis._lint import why_this_score
+from analysis._lint import findings_for_turn, why_this_score
 from workbench_ui import chosen_session_and_turn, data_source
 
 st.title("Turn")
@@ -28,17 +28,7 @@ condition = (
     or conditions[0]
 )
 judgment = next((j for j in judgments if j.condition == condition), None)
-findings = [
-    f
-    for f in workspace.findings
-    if f.session_id == session.session_id and f.turn_index == turn.index
-]
-if judgment is not None:
-    findings = [
-        f
-        for f in findings
-        if not f.message.startswith("[") or f.message.startswith(f"[{condition}]")
-    ]
+findings = findings_for_turn(workspace.findings, session.session_id, turn.index, condition)
 
 st.subheader("Why this score")
 score = "unscored" if judgment is None or judgment.score is None else f"{judgment.score:.2f}"

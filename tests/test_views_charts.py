@@ -82,3 +82,29 @@ def test_charts_serialise_and_carry_what_they_promise(loaded):
         "catalog_no_call",
         "full",
     ]
+
+
+def test_usage_and_findings_charts_carry_their_tables(loaded):
+    result, findings = loaded
+    usage = analysis.tool_usage(result.sessions)
+    spec = analysis.tool_usage_chart(usage).to_dict()
+    json.loads(json.dumps(spec))
+    assert spec["encoding"]["y"]["sort"] == usage["tool"].to_list()
+    assert spec["transform"][0]["fold"] == ["main_calls", "subagent_calls"]
+    summary = analysis.findings_summary(findings)
+    spec = analysis.findings_chart(summary).to_dict()
+    assert spec["encoding"]["color"]["scale"]["domain"] == ["error", "warning", "info"]
+    rows = next(iter(spec["datasets"].values()))
+    assert {r["code"]: r["findings"] for r in rows} == dict(
+        zip(summary["code"], summary["findings"], strict=True)
+    )
+
+
+def test_pooled_ablation_has_one_row_per_condition(loaded):
+    result, _ = loaded
+    pooled = ablation_table(result.judgments, by_session=False)
+    assert pooled["session_id"].unique().to_list() == ["all sessions"]
+    full = [j.score for j in result.judgments if j.condition == "full" and j.score is not None]
+    row = pooled.filter(pooled["condition"] == "full").row(0, named=True)
+    assert row["mean_tsq"] == pytest.approx(sum(full) / len(full))
+    assert row["turns"] == len(full)

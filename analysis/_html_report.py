@@ -1,0 +1,348 @@
+"""One self-contained HTML report: session TSQ, split votes, the findings that matter, charts.
+
+The file makes no request when opened: Vega, Vega-Lite and vega-embed are inlined (from
+vl-convert), each chart's specification sits in the page with its data, and a
+Content-Security-Policy forbids fetching anything. Every piece of text from a transcript is
+HTML-escaped; chart specifications are embedded as JSON with ``<``, ``>`` and ``&`` escaped, so
+a ``</script>`` in an ask cannot end the script that holds it.
+
+A report is a list of :class:`ReportSection`; :func:`report_sections` builds the standard ones
+and :func:`build_report` accepts more (``extra_sections``) to append after them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+import altair as alt
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+from ._charts import (
+    ablation_chart,
+    findings_chart,
+    score_distribution_chart,
+    turn_scores_chart,
+)
+from ._export_charts import chart_spec, vega_javascript
+from ._lint import Finding, findings_for_condition, lint
+from ._models import Condition, LoadResult, TurnJudgment
+from ._review import ambiguous_turns, findings_summary
+from ._views import ablation_table, findings_frame, session_overview, turn_table
+
+MAX_TABLE_ROWS = 500
+MAX_SESSION_CHARTS = 10
+ABLATION_FACETS = 8
+"""Beyond this many sessions the ablation chart shows all sessions together."""
+_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+    "style-src 'unsafe-inline'; img-src data:; font-src data:"
+)
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #212121;
+       padding: 0 1rem; }
+h1 { margin-bottom: 0.2rem; }
+section { margin-top: 2.5rem; }
+p.intro { color: #424242; max-width: 50rem; }
+table.data { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
+table.data th, table.data td { border: 1px solid #e0e0e0; padding: 0.25rem 0.5rem;
+       text-align: left; vertical-align: top; }
+table.data th { background: #f5f5f5; }
+table.data td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { white-space: pre-wrap; word-break: break-word; }
+.chart { margin: 1rem 0; }
+.note { color: #616161; font-size: 0.85rem; }
+"""
+
+
+class ReportSection(BaseModel):
+    """One section of the report: a title, a sentence or two, then charts, a table, more HTML.
+
+    ``intro`` and every table cell are escaped. ``html`` is inserted as given: build it with
+    :func:`html.escape` around anything that came from a transcript.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    title: str
+    intro: str = ""
+    charts: Sequence[alt.TopLevelMixin] = ()
+    table: pl.DataFrame | None = None
+    max_rows: int = MAX_TABLE_ROWS
+    html: str = ""
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section"
+
+
+def _cell(value: Any) -> tuple[str, bool]:
+    """A table cell's text and whether it is a number (right-aligned)."""
+    if value is None:
+        return "—", False
+    if isinstance(value, bool):
+        return ("yes" if value else "no"), False
+    if isinstance(value, float):
+        return f"{value:.2f}", True
+    if isinstance(value, int):
+        return str(value), True
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value), False
+    return str(value), False
+
+
+def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -> str:
+    """A frame as an HTML table, every cell escaped; floats to two decimals, nulls as —."""
+    head = "".join(f"<th>{escape(column)}</th>" for column in frame.columns)
+    rows = []
+    for row in frame.head(max_rows).iter_rows():
+        cells = []
+        for column, value in zip(frame.columns, row, strict=True):
+            text, numeric = _cell(value)
+            kind = ' class="num"' if numeric else ""
+            cells.append(f'<td data-col="{escape(column)}"{kind}>{escape(text)}</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    more = ""
+    if frame.height > max_rows:
+        more = (
+            f'<p class="note">{frame.height - max_rows} more rows not shown '
+            f"({frame.height} in all).</p>"
+        )
+    return (
+        f'<table class="data" data-table="{escape(name)}">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    )
+
+
+def _script_json(value: Any) -> str:
+    """JSON that is safe inside a ``<script>`` element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _section_html(section: ReportSection, number: int) -> str:
+    slug = _slug(section.title)
+    parts = [f'<section id="{escape(slug)}">', f"<h2>{escape(section.title)}</h2>"]
+    if section.intro:
+        parts.append(f'<p class="intro">{escape(section.intro)}</p>')
+    for index, chart in enumerate(section.charts):
+        chart_id = f"chart-{number}-{index}"
+        parts.append(f'<div class="chart" id="{chart_id}"></div>')
+        parts.append(
+            f'<script type="application/json" id="{chart_id}-spec">'
+            f"{_script_json(chart_spec(chart))}</script>"
+        )
+    if section.table is not None:
+        parts.append(table_html(section.table, slug, section.max_rows))
+    if section.html:
+        parts.append(section.html)
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+_EMBED = """
+for (const el of document.querySelectorAll("div.chart")) {
+  const spec = JSON.parse(document.getElementById(el.id + "-spec").textContent);
+  vegaEmbed(el, spec, {actions: false, renderer: "svg"})
+    .then(() => el.setAttribute("data-rendered", "true"))
+    .catch((error) => { el.textContent = "This chart could not be drawn: " + error;
+                        console.error(error); });
+}
+"""
+
+
+def render_report(
+    sections: Sequence[ReportSection], title: str = "TSQ report", subtitle: str = ""
+) -> str:
+    """The sections as one HTML document, with the chart libraries inlined."""
+    body = "\n".join(_section_html(section, n) for n, section in enumerate(sections))
+    has_charts = any(section.charts for section in sections)
+    scripts = (
+        f"<script>{vega_javascript()}</script>\n<script>{_EMBED}</script>" if has_charts else ""
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n"
+        + (f'<p class="note">{escape(subtitle)}</p>\n' if subtitle else "")
+        + f"{body}\n{scripts}\n</body>\n</html>\n"
+    )
+
+
+def _summary_section(
+    result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
+) -> ReportSection:
+    judged = [j for j in judgments if j.condition == condition]
+    rows = [
+        ("sessions", len(result.sessions)),
+        ("turns", sum(len(s.turns) for s in result.sessions)),
+        ("tool calls", sum(sum(s.tool_call_counts().values()) for s in result.sessions)),
+        ("files read", result.files_read),
+        ("parse issues", len(result.all_issues())),
+        (f"judged turns ({condition})", len(judged)),
+        ("judge models", ", ".join(sorted({j.model for j in judged})) or None),
+    ]
+    frame = pl.DataFrame(
+        {
+            "": [name for name, _ in rows],
+            "value": [str(v) if v is not None else None for _, v in rows],
+        }
+    )
+    return ReportSection(
+        title="Summary",
+        intro=f"Scores are the judges' under the {condition!r} condition.",
+        table=frame,
+    )
+
+
+def _sessions_section(overview: pl.DataFrame, condition: Condition) -> ReportSection:
+    shown = overview.select(
+        "session_id",
+        "title",
+        "format",
+        "turns",
+        "tool_calls",
+        "judged_turns",
+        "mean_tsq",
+        "split_turns",
+        "unscored_turns",
+        "errors",
+        "warnings",
+    )
+    charts = [score_distribution_chart(overview)] if overview["mean_tsq"].drop_nulls().len() else []
+    return ReportSection(
+        title="Sessions",
+        intro=(
+            "One row per session. TSQ is the fraction of valid votes that called a turn's tool "
+            f"choice correct ({condition!r} condition); mean TSQ averages the judged turns. "
+            "Split turns are those where the judges disagreed."
+        ),
+        charts=charts,
+        table=shown,
+    )
+
+
+def _ablation_section(judgments: Sequence[TurnJudgment]) -> ReportSection | None:
+    if len({j.condition for j in judgments}) < 2:
+        return None
+    by_session = len({j.session_id for j in judgments}) <= ABLATION_FACETS
+    table = ablation_table(judgments, by_session=by_session)
+    return ReportSection(
+        title="What the judge saw (ablation)",
+        intro=(
+            "The same turns judged three ways: bare (only the called tool on the menu: every "
+            "choice looks right), catalog_no_call (the whole menu, but the call left out of the "
+            "output: every turn looks like a failure to act) and full (menu and call)."
+        ),
+        charts=[ablation_chart(table)],
+        table=table,
+    )
+
+
+def _ambiguous_section(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    condition: Condition,
+) -> ReportSection:
+    split = ambiguous_turns(result.sessions, judgments, condition)
+    sessions = [s for s in result.sessions if s.session_id in set(split["session_id"])]
+    charts = [
+        turn_scores_chart(turn_table(session, judgments, findings, condition)).properties(
+            title=f"TSQ per turn — {session.session_id}"
+        )
+        for session in sessions[:MAX_SESSION_CHARTS]
+    ]
+    intro = (
+        "Turns where the judges split (0 < TSQ < 1): the most useful ones for a human to "
+        "review, with one judge's argument from each side."
+        if split.height
+        else "No turn has a split vote."
+    )
+    return ReportSection(
+        title="Ambiguous turns (split votes)",
+        intro=intro,
+        charts=charts,
+        table=split if split.height else None,
+    )
+
+
+def _findings_section(findings: Sequence[Finding]) -> ReportSection:
+    serious = [f for f in findings if f.severity in ("error", "warning")]
+    if not serious:
+        return ReportSection(title="Findings that matter", intro="No error or warning finding.")
+    summary = findings_summary(serious)
+    details = findings_frame(serious).select(
+        "session_id", "turn_index", "severity", "code", "message"
+    )
+    return ReportSection(
+        title="Findings that matter",
+        intro=(
+            "Diagnostics of error and warning severity (tsq lint): reasons a score may not mean "
+            "what it seems to. By code first, then every finding."
+        ),
+        charts=[findings_chart(summary)],
+        table=summary,
+        html=table_html(details, "findings-list"),
+    )
+
+
+def _issues_section(result: LoadResult) -> ReportSection | None:
+    issues = result.all_issues()
+    if not issues:
+        return None
+    frame = pl.DataFrame(
+        [issue.model_dump() for issue in issues],
+        schema={"file": pl.String, "line": pl.Int64, "reason": pl.String},
+    )
+    return ReportSection(
+        title="Parse issues",
+        intro="What could not be used in the input files; every valid line around them was kept.",
+        table=frame,
+    )
+
+
+def report_sections(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    condition: Condition = "full",
+) -> list[ReportSection]:
+    """The standard sections: summary, sessions, ablation, split votes, findings, issues."""
+    relevant = findings_for_condition(findings, condition)
+    overview = session_overview(result.sessions, judgments, relevant, condition)
+    sections: list[ReportSection | None] = [
+        _summary_section(result, judgments, condition),
+        _sessions_section(overview, condition),
+        _ablation_section(judgments),
+        _ambiguous_section(result, judgments, relevant, condition),
+        _findings_section(relevant),
+        _issues_section(result),
+    ]
+    return [section for section in sections if section is not None]
+
+
+def build_report(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment] | None = None,
+    findings: Sequence[Finding] | None = None,
+    *,
+    condition: Condition = "full",
+    extra_sections: Sequence[ReportSection] = (),
+    title: str = "TSQ report",
+) -> str:
+    """The whole report as one HTML document (a string); see :func:`report_sections`.
+
+    ``judgments`` default to those loaded with the transcripts, ``findings`` to
+    ``lint(result.sessions, judgments)``; ``extra_sections`` are appended at the end.
+    """
+    judged = list(result.judgments if judgments is None else judgments)
+    found = lint(result.sessions, judged) if findings is None else list(findings)
+    sections = [*report_sections(result, judged, found, condition), *extra_sections]
+    subtitle = "Tool Selection Quality: did the agent pick the right tool at each turn?"
+    return render_report(sections, title, subtitle)

@@ -1,0 +1,142 @@
+"""What tools the agent used, and the catalog a judge would need to grade those choices.
+
+A judge can only call a choice wrong if the alternatives are on its menu, each described:
+:func:`catalog_needs` lists every tool the sessions used and says where a judge would find it
+(the trace's own catalog, the live dump, the curated baseline) or that it would not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import polars as pl
+
+from ._catalogs import baseline_catalog
+from ._frames import tool_calls_frame
+from ._models import Session, ToolCatalog
+
+USAGE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "tool": pl.String,
+    "calls": pl.Int64,
+    "main_calls": pl.Int64,
+    "subagent_calls": pl.Int64,
+    "sessions": pl.Int64,
+    "turns": pl.Int64,
+    "error_results": pl.Int64,
+}
+NEEDS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "tool": pl.String,
+    "calls": pl.Int64,
+    "sessions": pl.Int64,
+    "in_trace_catalog": pl.Boolean,
+    "in_live_dump": pl.Boolean,
+    "in_baseline": pl.Boolean,
+    "status": pl.String,
+    "description": pl.String,
+}
+CATALOG_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "tool": pl.String,
+    "provenance": pl.String,
+    "description": pl.String,
+    "parameters": pl.String,
+}
+NEED_ORDER = ["missing", "no description", "baseline only", "described"]
+
+
+def catalog_frame(catalog: ToolCatalog) -> pl.DataFrame:
+    """One row per tool on a menu: name, provenance, description, parameters as JSON."""
+    return pl.DataFrame(
+        [
+            {
+                "tool": tool.name,
+                "provenance": tool.provenance,
+                "description": tool.description,
+                "parameters": json.dumps(tool.parameters, sort_keys=True),
+            }
+            for tool in catalog.tools
+        ],
+        schema=CATALOG_SCHEMA,
+    )
+
+
+def tool_usage(sessions: Sequence[Session]) -> pl.DataFrame:
+    """Calls per tool (the main agent's and its subagents'), most used first."""
+    calls = tool_calls_frame(sessions)
+    if calls.is_empty():
+        return pl.DataFrame(schema=USAGE_SCHEMA)
+    return (
+        calls.group_by("tool")
+        .agg(
+            pl.len().alias("calls"),
+            (~pl.col("is_subagent")).sum().alias("main_calls"),
+            pl.col("is_subagent").sum().alias("subagent_calls"),
+            pl.col("session_id").n_unique().alias("sessions"),
+            pl.struct("session_id", "turn_index").n_unique().alias("turns"),
+            pl.col("is_error").sum().alias("error_results"),
+        )
+        .with_columns(pl.exclude("tool").cast(pl.Int64))
+        .sort(["calls", "tool"], descending=[True, False])
+        .select(list(USAGE_SCHEMA))
+    )
+
+
+def _status(trace: bool, live: bool, baseline: bool, described: bool) -> str:
+    if not (trace or live or baseline):
+        return "missing"
+    if not described:
+        return "no description"
+    if baseline and not (trace or live):
+        return "baseline only"
+    return "described"
+
+
+def catalog_needs(sessions: Sequence[Session], live: ToolCatalog | None = None) -> pl.DataFrame:
+    """Every tool the sessions used, and whether a judge's menu would have it, described.
+
+    ``status``: ``described`` (on the trace's catalog or the live dump, with a description),
+    ``baseline only`` (only the curated baseline knows it: fine for a retroactive judge, but
+    the agent's real menu is unknown), ``no description`` (listed, but the judge cannot tell
+    what it is for) or ``missing`` (on no menu at all: give a live dump that lists it).
+    """
+    usage = tool_usage(sessions)
+    baseline = baseline_catalog()
+    trace: dict[str, str | None] = {}
+    for session in sessions:
+        for catalog in session.catalogs:
+            for tool in catalog.tools:
+                if trace.get(tool.name) is None:
+                    trace[tool.name] = tool.description
+    rows = []
+    for name, calls, count in usage.select("tool", "calls", "sessions").iter_rows():
+        live_tool = live.get(name) if live is not None else None
+        base_tool = baseline.get(name)
+        description = next(
+            (
+                text
+                for text in (
+                    trace.get(name),
+                    live_tool.description if live_tool else None,
+                    base_tool.description if base_tool else None,
+                )
+                if text
+            ),
+            None,
+        )
+        in_trace, in_live, in_base = name in trace, live_tool is not None, base_tool is not None
+        rows.append(
+            {
+                "tool": name,
+                "calls": calls,
+                "sessions": count,
+                "in_trace_catalog": in_trace,
+                "in_live_dump": in_live,
+                "in_baseline": in_base,
+                "status": _status(in_trace, in_live, in_base, description is not None),
+                "description": description,
+            }
+        )
+    rank = pl.col("status").replace_strict(NEED_ORDER, list(range(len(NEED_ORDER))))
+    return pl.DataFrame(rows, schema=NEEDS_SCHEMA).sort(
+        [rank, pl.col("calls"), pl.col("tool")], descending=[False, True, False]
+    )

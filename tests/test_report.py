@@ -1,0 +1,396 @@
+"""The HTML report: numbers against independent counts, escaping, the CLI, a real browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+import analysis
+from analysis.cli import cli
+
+SAMPLES = Path(analysis.sample_data_dir())
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+BAD = "5eed0000-0000-4000-8000-000000000001"
+RICH = "5eed0000-0000-4000-8000-000000000002"
+HOSTILE = "<script>alert(1)</script></script><img src=x onerror=alert(2)> & done"
+
+
+class Page(HTMLParser):
+    """Tables by ``data-table`` (header and rows of cell text), script elements, tag counts."""
+
+    def __init__(self, document: str) -> None:
+        super().__init__()
+        self.tables: dict[str, dict[str, list]] = {}
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self.tags: dict[str, int] = {}
+        self.sections: list[str] = []
+        self.charts: list[str] = []
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._row: list[str] | None = None
+        self._script: dict[str, str | None] | None = None
+        self._text: list[str] = []
+        self.feed(document)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags[tag] = self.tags.get(tag, 0) + 1
+        attributes = dict(attrs)
+        if tag == "section":
+            self.sections.append(attributes["id"])
+        elif tag == "div" and attributes.get("class") == "chart":
+            self.charts.append(attributes["id"])
+        elif tag == "table":
+            self._table = attributes["data-table"]
+            self.tables[self._table] = {"header": [], "rows": []}
+        elif tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "script":
+            self._script, self._text = attributes, []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self._row is not None:
+            self._row.append("".join(self._cell))
+            self._cell = None
+        elif tag == "tr" and self._table and self._row is not None:
+            table = self.tables[self._table]
+            if table["header"]:
+                table["rows"].append(self._row)
+            else:
+                table["header"] = self._row
+            self._row = None
+        elif tag == "table":
+            self._table = None
+        elif tag == "script" and self._script is not None:
+            self.scripts.append((self._script, "".join(self._text)))
+            self._script = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._script is not None:
+            self._text.append(data)
+
+    def records(self, name: str) -> list[dict[str, str]]:
+        table = self.tables[name]
+        return [dict(zip(table["header"], row, strict=True)) for row in table["rows"]]
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    result = analysis.load([SAMPLES])
+    return result, analysis.lint(result.sessions, result.judgments)
+
+
+@pytest.fixture(scope="module")
+def page(loaded):
+    result, findings = loaded
+    return Page(analysis.build_report(result, result.judgments, findings))
+
+
+def about_full(finding: analysis.Finding) -> bool:
+    return not finding.message.startswith(("[bare] ", "[catalog_no_call] "))
+
+
+def test_sessions_table_matches_independent_counts(loaded, page):
+    result, findings = loaded
+    rows = {row["session_id"]: row for row in page.records("sessions")}
+    assert set(rows) == {s.session_id for s in result.sessions}
+    for session in result.sessions:
+        row = rows[session.session_id]
+        full = [
+            j.score
+            for j in result.judgments
+            if j.session_id == session.session_id and j.condition == "full"
+        ]
+        scored = [s for s in full if s is not None]
+        assert row["turns"] == str(len(session.turns))
+        assert row["judged_turns"] == str(len(full))
+        assert row["mean_tsq"] == (f"{sum(scored) / len(scored):.2f}" if scored else "—")
+        assert row["split_turns"] == str(sum(1 for s in scored if 0 < s < 1))
+        mine = [f for f in findings if f.session_id == session.session_id and about_full(f)]
+        assert row["errors"] == str(sum(f.severity == "error" for f in mine))
+        assert row["warnings"] == str(sum(f.severity == "warning" for f in mine))
+    assert rows[BAD]["mean_tsq"] == "0.25"
+
+
+def test_summary_counts(loaded, page):
+    result, _ = loaded
+    summary = {row[""]: row["value"] for row in page.records("summary")}
+    assert summary["sessions"] == str(len(result.sessions))
+    assert summary["turns"] == str(sum(len(s.turns) for s in result.sessions))
+    assert summary["judged turns (full)"] == str(
+        sum(1 for j in result.judgments if j.condition == "full")
+    )
+
+
+def test_split_vote_turns_are_listed(loaded, page):
+    result, _ = loaded
+    expected = {
+        (j.session_id, str(j.turn_index))
+        for j in result.judgments
+        if j.condition == "full" and j.score is not None and 0 < j.score < 1
+    }
+    rows = page.records("ambiguous-turns-split-votes")
+    assert {(r["session_id"], r["turn_index"]) for r in rows} == expected
+    assert rows[0]["votes_label"] == "2 of 3 judges"
+    assert rows[0]["ask"] == "yes do #1"
+
+
+def test_ablation_table_matches_the_judgments(loaded, page):
+    result, _ = loaded
+    rows = page.records("what-the-judge-saw-ablation")
+    assert len(rows) == len({(j.session_id, j.condition) for j in result.judgments})
+    for row in rows:
+        scores = [
+            j.score
+            for j in result.judgments
+            if j.session_id == row["session_id"] and j.condition == row["condition"]
+        ]
+        assert row["mean_tsq"] == f"{sum(scores) / len(scores):.2f}"
+
+
+def test_only_findings_that_matter_are_listed(loaded, page):
+    _, findings = loaded
+    serious = [f for f in findings if f.severity in ("error", "warning") and about_full(f)]
+    listed = page.records("findings-list")
+    assert len(listed) == len(serious)
+    assert {r["severity"] for r in listed} <= {"error", "warning"}
+    assert not any(r["message"].startswith("[bare]") for r in listed)
+    by_code = {r["code"]: int(r["findings"]) for r in page.records("findings-that-matter")}
+    assert by_code == {code: sum(f.code == code for f in serious) for code in by_code}
+    assert sum(by_code.values()) == len(serious)
+
+
+def test_charts_are_inline_with_the_libraries(page):
+    specs = {a["id"]: text for a, text in page.scripts if a.get("type") == "application/json"}
+    assert list(specs) == [f"{chart}-spec" for chart in page.charts]
+    assert len(page.charts) >= 4  # distribution, ablation, a session's turns, findings
+    for text in specs.values():
+        spec = json.loads(text)
+        assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+        assert all("url" not in d for d in spec.get("datasets", {}).values())
+    code = [text for attrs, text in page.scripts if "type" not in attrs]
+    assert any("window.vegaEmbed" in text for text in code)
+    assert "src" not in {key for attrs, _ in page.scripts for key in attrs}
+    assert page.tags.get("link", 0) == 0
+
+
+def test_extra_sections_are_appended_escaped(loaded):
+    result, findings = loaded
+    extra = analysis.ReportSection(
+        title="Council vs humans",
+        intro="<b>not bold</b>",
+        table=pl.DataFrame({"field": ["tool_policy"], "agreement": [0.48]}),
+    )
+    document = analysis.build_report(
+        result, result.judgments, findings, extra_sections=[extra, extra]
+    )
+    parsed = Page(document)
+    assert parsed.sections[-2:] == ["council-vs-humans", "council-vs-humans"]
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in document
+    assert parsed.tags.get("b", 0) == 0
+    assert parsed.records("council-vs-humans")[0] == {"field": "tool_policy", "agreement": "0.48"}
+
+
+@pytest.fixture
+def hostile(write_jsonl, tmp_path):
+    write_jsonl(
+        [
+            {
+                "type": "user",
+                "sessionId": "h",
+                "uuid": "u1",
+                "message": {"role": "user", "content": HOSTILE},
+            },
+            {
+                "type": "assistant",
+                "sessionId": "h",
+                "uuid": "a1",
+                "message": {
+                    "id": "m",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": HOSTILE},
+                        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"x": HOSTILE}},
+                    ],
+                },
+            },
+        ],
+        name="transcripts/h.jsonl",
+    )
+    votes = [
+        {"verdict": "correct", "reasoning": HOSTILE},
+        {"verdict": "incorrect", "reasoning": HOSTILE},
+    ]
+    judgment = {
+        "session_id": "h",
+        "turn_index": 0,
+        "score": 0.5,
+        "votes": votes,
+        "n_requested": 2,
+        "n_valid": 2,
+        "n_discarded": 0,
+        "model": "m",
+        "rubric_version": "tsq-rubric/1",
+        "condition": "full",
+        "catalog_size": 10,
+        "call_rendered": True,
+        "context_chars": 0,
+    }
+    judgments = tmp_path / "h.judgments.jsonl"
+    judgments.write_text(json.dumps(judgment) + "\n")
+    return tmp_path / "transcripts", judgments
+
+
+def test_transcript_html_is_escaped_everywhere(hostile, tmp_path):
+    transcripts, judgments = hostile
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(
+        cli, ["report", str(transcripts), "--judgments", str(judgments), "--out", str(out)]
+    )
+    assert run.exit_code == 0, run.output
+    document = out.read_text()
+    parsed = Page(document)
+    assert parsed.tags.get("img", 0) == 0
+    assert "<script>alert" not in document
+    assert parsed.charts
+    assert len(parsed.scripts) == len(parsed.charts) + 2, "only the charts' and the two scripts"
+    assert all("</script" not in text for _, text in parsed.scripts)
+    split = parsed.records("ambiguous-turns-split-votes")
+    assert [r["ask"] for r in split] == [HOSTILE]
+    assert split[0]["for_incorrect"] == HOSTILE
+
+
+def test_cli_report_writes_one_file_and_says_what_is_in_it(tmp_path, loaded):
+    result, _ = loaded
+    turns = sum(len(s.turns) for s in result.sessions)
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(cli, ["report", str(SAMPLES), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    expected = f"{len(result.sessions)} sessions, {turns} turns, {len(result.judgments)} judgments"
+    assert run.output.startswith(f"Wrote {out}: {expected}")
+    assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_cli_report_judgments_file_overrides_loaded_ones(tmp_path, loaded):
+    result, _ = loaded
+    changed = [
+        j.model_copy(update={"score": 1.0})
+        for j in result.judgments
+        if j.session_id == BAD and j.condition == "full"
+    ]
+    override = tmp_path / "override.jsonl"
+    override.write_text("".join(j.model_dump_json() + "\n" for j in changed))
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(
+        cli, ["report", str(SAMPLES), "--judgments", str(override), "--out", str(out)]
+    )
+    assert run.exit_code == 0, run.output
+    rows = {r["session_id"]: r for r in Page(out.read_text()).records("sessions")}
+    assert rows[BAD]["mean_tsq"] == "1.00"
+    assert rows[RICH]["mean_tsq"] == "0.92"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "message"),
+    [
+        (["nowhere"], 2, "Nothing could be loaded"),
+        ([str(SAMPLES), "--judgments", "missing.jsonl"], 2, "missing.jsonl: cannot be read"),
+    ],
+)
+def test_cli_report_errors_are_one_line(tmp_path, arguments, code, message):
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(cli, ["report", *arguments, "--out", str(out)])
+    assert run.exit_code == code
+    assert message in run.output
+    assert "Traceback" not in run.output
+    assert not out.exists()
+
+
+def test_cli_report_unwritable_out_is_exit_1(tmp_path):
+    out = tmp_path / "no-such-folder" / "report.html"
+    run = CliRunner().invoke(cli, ["report", str(SAMPLES), "--out", str(out)])
+    assert run.exit_code == 1
+    assert run.output.strip().splitlines() == [
+        f"{out}: cannot be written (No such file or directory)."
+    ]
+
+
+def test_overview_page_offers_the_report(monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    st.cache_data.clear()
+    app = Path(__file__).resolve().parents[1] / "app.py"
+    at = AppTest.from_file(str(app), default_timeout=60).run()
+    assert not at.exception
+    button = at.download_button(key="download_report")
+    assert button.label == "Download report (HTML)"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
+def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    transcripts, judgments = hostile
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(
+        cli,
+        [
+            "report",
+            str(SAMPLES),
+            str(transcripts),
+            "--judgments",
+            str(judgments),
+            "--out",
+            str(out),
+        ],
+    )
+    assert run.exit_code == 0, run.output
+    url = out.as_uri()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        requests: list[str] = []
+        problems: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
+        page.goto(url, wait_until="load")
+        charts = page.locator("div.chart")
+        count = charts.count()
+        assert count >= 4
+        page.wait_for_function(
+            "[...document.querySelectorAll('div.chart')]"
+            ".every(el => el.getAttribute('data-rendered') === 'true')",
+            timeout=30_000,
+        )
+        for index in range(count):
+            chart = charts.nth(index)
+            assert chart.locator("svg").count() >= 1
+            assert chart.locator("svg .mark-rect, svg .mark-symbol, svg path").count() > 0
+        assert HOSTILE in page.inner_text("body")
+        browser.close()
+    assert problems == []
+    assert [u for u in requests if u != url and not u.startswith("data:")] == []
