@@ -95,7 +95,13 @@ if TYPE_CHECKING:  # imported on first use: Altair and the chart renderer are sl
         turn_scores_chart,
     )
     from ._export_charts import chart_to_png, chart_to_svg
-    from ._html_report import ReportSection, build_report, render_report, report_sections
+    from ._html_report import (
+        ReportSection,
+        build_report,
+        render_report,
+        report_sections,
+        study_sections,
+    )
     from ._judge import JudgeConfig, JudgeError, judge_rendered
     from ._study_charts import (
         adjudication_load_chart,
@@ -199,6 +205,7 @@ __all__ = [
     "score_distribution_chart",
     "session_overview",
     "sessions_frame",
+    "study_sections",
     "study_tables",
     "suggest_cause",
     "tool_calls_frame",
@@ -229,6 +236,7 @@ _LAZY_EXPORTS = {
     "build_report": "_html_report",
     "render_report": "_html_report",
     "report_sections": "_html_report",
+    "study_sections": "_html_report",
     "adjudicate_open": "_adjudicator",
     "adjudication_load_chart": "_study_charts",
     "ai_sides_chart": "_study_charts",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
@@ -32,6 +32,14 @@ from ._export_charts import chart_spec, vega_javascript
 from ._lint import Finding, findings_for_condition, lint
 from ._models import Condition, LoadResult, TurnJudgment
 from ._review import ambiguous_turns, findings_summary
+from ._study_charts import (
+    adjudication_load_chart,
+    ai_sides_chart,
+    before_after_chart,
+    causes_chart,
+    raw_agreement_chart,
+)
+from ._study_tables import StudyTables
 from ._views import ablation_table, findings_frame, session_overview, turn_table
 
 MAX_TABLE_ROWS = 500
@@ -346,3 +354,58 @@ def build_report(
     sections = [*report_sections(result, judged, found, condition), *extra_sections]
     subtitle = "Tool Selection Quality: did the agent pick the right tool at each turn?"
     return render_report(sections, title, subtitle)
+
+
+def study_sections(tables: StudyTables) -> list[ReportSection]:
+    """The council-vs-human study: how sessions were settled, then its five tables."""
+    counts = tables.sessions
+    overview = ReportSection(
+        title="Council vs human",
+        intro=(
+            f"{counts.sessions} sessions labelled by the council and by humans; "
+            f"{counts.with_disagreement} disagree on at least one field: "
+            f"{counts.human_adjudicated} human-adjudicated, {counts.ai_adjudicated} "
+            f"AI-adjudicated, {counts.open} still open."
+        ),
+    )
+    parts: list[tuple[str, str, Callable[[pl.DataFrame], alt.TopLevelMixin], pl.DataFrame]] = [
+        (
+            "Raw agreement per field",
+            "Before any reconciliation: how often the council's label exactly matched the "
+            "human's, with Cohen's kappa (linearly weighted for ordinal fields) and bootstrap "
+            "95% intervals.",
+            raw_agreement_chart,
+            tables.raw_agreement,
+        ),
+        (
+            "Disagreement causes",
+            "Causes per field across adjudicated disagreements, by who adjudicated them.",
+            causes_chart,
+            tables.causes,
+        ),
+        (
+            "Adjudication load",
+            "Disagreements per field and who settled them.",
+            adjudication_load_chart,
+            tables.adjudication_load,
+        ),
+        (
+            "The AI adjudicator's side",
+            "On every disagreement the AI adjudicated: the side it chose, and whether that "
+            "was the side the field's rule proposed.",
+            ai_sides_chart,
+            tables.ai_sides,
+        ),
+        (
+            "Before and after reconciliation",
+            "How often the label matches the human reference: the raw council label (before) "
+            "and the calibrated label (after).",
+            before_after_chart,
+            tables.before_after,
+        ),
+    ]
+    sections = [overview]
+    for title, intro, chart, table in parts:
+        charts: list[alt.TopLevelMixin] = [chart(table)] if not table.is_empty() else []
+        sections.append(ReportSection(title=title, intro=intro, charts=charts, table=table))
+    return sections

@@ -504,19 +504,39 @@ def _merged(*groups: list[TurnJudgment]) -> list[TurnJudgment]:
     type=click.Path(dir_okay=False),
     help="JSONL from tsq judge (judgments found among PATHS are read too; these win).",
 )
+@click.option(
+    "--labels",
+    type=click.Path(),
+    help="A council-vs-human study (folder or labels file): adds its five tables.",
+)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="With --labels: the adjudication store (default: the study's own, if any).",
+)
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
-def report(paths: tuple[str, ...], judgments: str | None, out: str) -> None:
-    """Write one self-contained HTML report: session TSQ, split votes, findings, charts.
+def report(
+    paths: tuple[str, ...], judgments: str | None, labels: str | None, db: str | None, out: str
+) -> None:
+    """Write one self-contained HTML report: session TSQ, split votes, findings, charts,
+    and with --labels the agreement tables before and after reconciliation.
 
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
-    could be loaded or the judgments file cannot be used.
+    could be loaded or the judgments file or labels cannot be used.
     """
-    from ._html_report import build_report  # Altair and vl-convert: only when reporting
+    from ._html_report import build_report, study_sections  # Altair, vl-convert: on use
 
     result = _load_or_exit(paths)
     judged = _merged(result.judgments, _judgments_or_exit(judgments))
     findings = lint_sessions(result.sessions, judged)
-    document = build_report(result, judged, findings)
+    extra = []
+    labelled = ""
+    if labels is not None:
+        study = _study_or_exit(labels, None)
+        exists = db is not None or default_store_path(labels).exists()
+        extra = study_sections(study_tables(study, _store_for(labels, db) if exists else None))
+        labelled = f", agreement tables for {study.labels.frame['item_id'].n_unique()} items"
+    document = build_report(result, judged, findings, extra_sections=extra)
     try:
         Path(out).write_text(document, encoding="utf-8")
     except OSError as error:
@@ -525,7 +545,7 @@ def report(paths: tuple[str, ...], judgments: str | None, out: str) -> None:
     turns = sum(len(s.turns) for s in result.sessions)
     click.echo(
         f"Wrote {out}: {len(result.sessions)} sessions, {turns} turns, "
-        f"{len(judged)} judgments, {len(findings)} findings"
+        f"{len(judged)} judgments, {len(findings)} findings{labelled}"
     )
 
 

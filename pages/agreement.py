@@ -4,7 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import disagreement_panel, open_page, study_source
+from workbench_ui import chart_downloads, disagreement_panel, open_page, study_source
 
 st.title("Agreement")
 view = study_source()
@@ -25,13 +25,26 @@ SECTIONS = [
     ("4 · AI adjudicator's side", analysis.ai_sides_chart, tables.ai_sides),
     ("5 · Before / after", analysis.before_after_chart, tables.before_after),
 ]
-for tab, (_title, chart, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIONS, strict=True):
+for tab, (title, chart, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIONS, strict=True):
     with tab:
         if table.is_empty():
             st.info("Nothing to show yet: no human and council labels, or no decisions.")
             continue
-        st.altair_chart(chart(table), width="stretch")
+        drawn = chart(table)
+        st.altair_chart(drawn, width="stretch")
+        chart_downloads(drawn, title.split(" · ")[1])
         st.dataframe(table, hide_index=True)
+
+st.download_button(
+    "Download these tables as a report (HTML)",
+    data=lambda: analysis.render_report(
+        analysis.study_sections(tables), "Council vs human", "Agreement before and after"
+    ),
+    file_name="council-vs-human.html",
+    mime="text/html",
+    on_click="ignore",
+    key="download_study_report",
+)
 
 st.header("Pairwise agreement")
 by = st.radio("Compare", ["rater", "kind"], horizontal=True, key="agreement_by")

@@ -51,6 +51,10 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
     assert round(raw.loc["all fields", "agreement"], 3) == 0.666
     before_after = at.dataframe[4].value.set_index("field")
     assert round(before_after.loc["tool_policy", "after"], 2) == 0.95
+    labels = [element.proto.label for element in at.get("download_button")]
+    assert labels.count("PNG") == 5
+    assert labels.count("SVG") == 5
+    assert "Download these tables as a report (HTML)" in labels
 
 
 def test_pair_confusion_matrix_and_disagreement_drill_down():

@@ -337,6 +337,41 @@ def test_overview_page_offers_the_report(monkeypatch):
     assert button.label == "Download report (HTML)"
 
 
+STUDY = SAMPLES / "council_vs_human"
+
+
+def test_labels_add_the_study_tables_before_and_after(tmp_path):
+    """The seed's figures, read back from the report: a direct count of the labels CSV, and
+    the published 48% -> 95% for tool_policy."""
+    import csv
+
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(
+        cli,
+        [
+            *("report", str(SAMPLES), "--labels", str(STUDY)),
+            *("--db", str(tmp_path / "d.sqlite"), "--out", str(out)),
+        ],
+    )
+    assert run.exit_code == 0, run.output
+    assert run.output.rstrip().endswith("agreement tables for 450 items")
+    page = Page(out.read_text())
+    with (STUDY / "labels.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    human = {r["item_id"]: r for r in rows if r["rater_kind"] == "human"}
+    council = {r["item_id"]: r for r in rows if r["rater_kind"] == "council"}
+    raw = {r["field"]: r for r in page.records("raw-agreement-per-field")}
+    for field in ("task_completed", "efficiency_bucket", "tool_policy", "looped"):
+        agreed = sum(human[i][field] == council[i][field] for i in human)
+        assert raw[field]["agreed"] == str(agreed)
+        assert raw[field]["n"] == str(len(human))
+    assert raw["all fields"]["agreement"] == "0.67"  # 66.6%
+    after = {r["field"]: r for r in page.records("before-and-after-reconciliation")}
+    assert (after["tool_policy"]["before"], after["tool_policy"]["after"]) == ("0.48", "0.95")
+    assert "61 human-adjudicated, 280 AI-adjudicated" in out.read_text()
+    assert len(page.charts) >= 9  # the sessions' charts and the study's five
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
 def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
@@ -352,6 +387,10 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
             str(transcripts),
             "--judgments",
             str(judgments),
+            "--labels",
+            str(STUDY),
+            "--db",
+            str(tmp_path / "decisions.sqlite"),
             "--out",
             str(out),
         ],
