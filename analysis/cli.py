@@ -326,6 +326,16 @@ def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
     click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " found")
 
 
+config_option = click.option(
+    "--config", type=click.Path(dir_okay=False), help="Fields and rules (TOML or JSON)."
+)
+db_option = click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="Adjudication store (SQLite). Default: one per study in the user's data folder.",
+)
+
+
 def _study_or_exit(labels: str, config: str | None) -> Study:
     try:
         study = load_study(labels, read_config(config) if config else None)
@@ -389,12 +399,8 @@ def _print_tables(tables: StudyTables) -> None:
     show_default=True,
     help="Compare raters, or rater kinds (a kind's majority label per item).",
 )
-@click.option("--config", type=click.Path(dir_okay=False), help="Fields and rules (TOML or JSON).")
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False),
-    help="Adjudication store (SQLite). Default: one per study in the user's data folder.",
-)
+@config_option
+@db_option
 @click.option(
     "--resamples",
     type=click.IntRange(0, 100_000),
@@ -446,12 +452,8 @@ def _store_for(labels: str, db: str | None) -> AdjudicationStore:
 @click.option("--base-url", help="Any Anthropic-compatible endpoint.")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @click.option("--limit", type=click.IntRange(1), help="Adjudicate at most this many.")
-@click.option("--config", type=click.Path(dir_okay=False), help="Fields and rules (TOML or JSON).")
-@click.option(
-    "--db",
-    type=click.Path(dir_okay=False),
-    help="Adjudication store (SQLite). Default: one per study in the user's data folder.",
-)
+@config_option
+@db_option
 def adjudicate(
     labels: str,
     model: str,

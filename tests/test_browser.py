@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -12,14 +11,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import launch_chromium, needs_chromium
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 RICH = "5eed0000-0000-4000-8000-000000000002"
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed"),
+    needs_chromium,
 ]
 
 
@@ -75,17 +74,7 @@ def test_split_vote_turn_in_a_real_browser(server, tmp_path):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-            ],
-        )
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from conftest import launch_chromium, needs_chromium
 
 import analysis
 from analysis.cli import cli
 
 SAMPLES = Path(analysis.sample_data_dir())
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 BAD = "5eed0000-0000-4000-8000-000000000001"
 RICH = "5eed0000-0000-4000-8000-000000000002"
 HOSTILE = "<script>alert(1)</script></script><img src=x onerror=alert(2)> & done"
@@ -373,7 +372,7 @@ def test_labels_add_the_study_tables_before_and_after(tmp_path):
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed")
+@needs_chromium
 def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -398,17 +397,7 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
     assert run.exit_code == 0, run.output
     url = out.as_uri()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-            ],
-        )
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1300, "height": 1000})
         requests: list[str] = []
         problems: list[str] = []
