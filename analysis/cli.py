@@ -423,6 +423,13 @@ def agreement(
         exists = db is not None or default_store_path(labels).exists()
         store = _store_for(labels, db) if exists else None
         result = study_tables(study, store, resamples)
+        if result.reconciled.is_empty():
+            click.echo(
+                f"{labels}: no item has both a human and a council label (rater_kind human "
+                "and council), which the study tables compare.",
+                err=True,
+            )
+            sys.exit(EXIT_NOTHING_LOADED)
         if as_json:
             click.echo(json.dumps(result.to_json_dict()))
         else:

@@ -198,3 +198,13 @@ def test_config_errors_are_one_line(tmp_path):
     rule_on_nominal = {"fields": [{"name": "grade"}], "rules": {"grade": {"kind": "higher_score"}}}
     with pytest.raises(ValueError, match="declared as ordinal"):
         LabelConfig.model_validate(rule_on_nominal)
+
+
+def test_tables_need_human_and_council_labels(corpus, tmp_path):
+    labels = mt_bench_labels(corpus, tmp_path / "mt-bench.csv")
+    run = tsq("agreement", str(labels), "--tables", "--db", str(tmp_path / "d.sqlite"))
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        f"{labels}: no item has both a human and a council label (rater_kind human and "
+        "council), which the study tables compare."
+    )
