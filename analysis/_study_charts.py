@@ -20,7 +20,12 @@ def raw_agreement_chart(table: pl.DataFrame) -> alt.LayerChart:
     order = _field_order(table)
     base = alt.Chart(data).encode(y=alt.Y("field:N", sort=order, title=None))
     bars = base.mark_bar(color="#546e7a").encode(
-        x=alt.X("agreement:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+        x=alt.X(
+            "agreement:Q",
+            scale=alt.Scale(domain=[0, 1]),
+            axis=alt.Axis(format="%"),
+            title="council label = human label (bootstrap 95% interval)",
+        ),
         tooltip=[
             "field:N",
             alt.Tooltip("agreement:Q", format=".1%"),
@@ -31,9 +36,11 @@ def raw_agreement_chart(table: pl.DataFrame) -> alt.LayerChart:
             alt.Tooltip("kappa_high:Q", format=".3f", title="kappa 95% high"),
         ],
     )
-    interval = base.mark_rule(color="black").encode(x="agreement_low:Q", x2="agreement_high:Q")
+    interval = base.mark_rule(color="black").encode(
+        x=alt.X("agreement_low:Q", title=None), x2="agreement_high:Q"
+    )
     labels = base.mark_text(align="left", dx=4).encode(
-        x="agreement:Q", text=alt.Text("agreement:Q", format=".1%")
+        x=alt.X("agreement:Q", title=None), text=alt.Text("agreement:Q", format=".1%")
     )
     return alt.LayerChart(
         layer=[bars, interval, labels], title="Council vs human: raw agreement per field"
