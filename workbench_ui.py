@@ -179,8 +179,7 @@ class StudyView:
     store: analysis.AdjudicationStore
 
     def reconciled(self) -> pl.DataFrame:
-        decisions = [*self.study.recorded, *self.store.decisions()]
-        return analysis.reconcile(self.comparison, decisions)
+        return analysis.reconcile(self.comparison, analysis.all_decisions(self.study, self.store))
 
 
 @st.cache_data(show_spinner="Loading labels…")
@@ -256,22 +255,17 @@ def transcript_panel(session: analysis.Session | None) -> None:
 def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
     """PNG and SVG download buttons for a chart; the files are drawn only when clicked."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "chart"
-    png, svg, _ = st.columns([1, 1, 6])
-    png.download_button(
-        "PNG",
-        data=lambda: analysis.chart_to_png(chart),
-        file_name=f"{stem}.png",
-        mime="image/png",
-        on_click="ignore",
-        icon=":material/download:",
-        key=f"download_{stem}_png",
-    )
-    svg.download_button(
-        "SVG",
-        data=lambda: analysis.chart_to_svg(chart),
-        file_name=f"{stem}.svg",
-        mime="image/svg+xml",
-        on_click="ignore",
-        icon=":material/download:",
-        key=f"download_{stem}_svg",
-    )
+    formats = [
+        ("PNG", "png", "image/png", analysis.chart_to_png),
+        ("SVG", "svg", "image/svg+xml", analysis.chart_to_svg),
+    ]
+    for column, (label, suffix, mime, render) in zip(st.columns([1, 1, 6]), formats, strict=False):
+        column.download_button(
+            label,
+            data=lambda render=render: render(chart),
+            file_name=f"{stem}.{suffix}",
+            mime=mime,
+            on_click="ignore",
+            icon=":material/download:",
+            key=f"download_{stem}_{suffix}",
+        )

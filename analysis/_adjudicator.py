@@ -12,14 +12,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import anthropic
-import polars as pl
 from pydantic import BaseModel
 
 from ._judge import JudgeConfig, JudgeError, RunStats, make_client, resolve_model
 from ._labels import FieldSpec, HigherScore, HumanUnlessRedundant, LabelConfig, PreferSide, Rule
 from ._models import Session
-from ._reconcile import AdjudicationStore, Decision, Study, all_decisions, comparisons, reconcile
-from ._reconcile import open_disagreements as open_rows
+from ._reconcile import AdjudicationStore, Decision, Study, open_disagreements
 
 SYSTEM = """You adjudicate a disagreement between a human rater and an LLM council that labelled
 the same coding-agent session on one field.
@@ -188,7 +186,7 @@ async def adjudicate_open(
         raise
     stats.model = model
     config = config.model_copy(update={"model": model})
-    pending = pending_disagreements(study, store)
+    pending = open_disagreements(study, store)
     rows = pending.head(limit).to_dicts() if limit is not None else pending.to_dicts()
     adjudicator = _Adjudicator(config, client, stats, study.config.all_causes)
 
@@ -222,8 +220,3 @@ async def adjudicate_open(
         failed=[r for r in results if not isinstance(r, Decision)],
         stats=stats,
     )
-
-
-def pending_disagreements(study: Study, store: AdjudicationStore | None) -> pl.DataFrame:
-    """Disagreements with no decision yet (recorded or in the store), in item order."""
-    return open_rows(reconcile(comparisons(study), all_decisions(study, store)))

@@ -368,7 +368,13 @@ def _parquet_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, d
 
 
 def _jsonl_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, value in iter_jsonl(path.read_bytes(), str(path), issues, orjson.loads):
+    return _jsonl_lines(path.read_bytes(), path, issues)
+
+
+def _jsonl_lines(
+    data: bytes, path: Path, issues: list[ParseIssue]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, value in iter_jsonl(data, str(path), issues, orjson.loads):
         if isinstance(value, dict):
             yield number, value
         else:
@@ -378,17 +384,27 @@ def _jsonl_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dic
 _READERS = {".csv": _csv_rows, ".parquet": _parquet_rows, ".jsonl": _jsonl_rows}
 
 
-def _columns_ok(path: Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> bool:
-    """Whether the file's first row has the label columns (so it is a labels file at all)."""
-    first = next(rows, None)
-    return first is not None and set(ID_COLUMNS) <= first[1].keys()
+def read_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line, row)`` of a CSV, JSONL or Parquet file; unreadable parts become issues."""
+    return _READERS[path.suffix](path, issues)
+
+
+def first_columns(path: Path) -> set[str]:
+    """The column names of a CSV, JSONL or Parquet file's first row (empty if none)."""
+    if path.suffix not in _READERS or not path.is_file():
+        return set()
+    if path.suffix == ".jsonl":  # transcripts can be large: read only the first line
+        with path.open("rb") as handle:
+            head = handle.readline()
+        first = next(_jsonl_lines(head, path, []), None)
+    else:
+        first = next(read_rows(path, []), None)
+    return set(first[1]) if first else set()
 
 
 def is_labels_file(path: Path) -> bool:
     """A CSV/JSONL/Parquet file whose first row has ``item_id, rater, rater_kind``."""
-    if path.suffix not in _READERS or not path.is_file():
-        return False
-    return _columns_ok(path, _READERS[path.suffix](path, []))
+    return set(ID_COLUMNS) <= first_columns(path)
 
 
 def read_labels(paths: Iterable[str | Path], config: LabelConfig | None = None) -> LabelSet:
@@ -408,8 +424,7 @@ def read_labels(paths: Iterable[str | Path], config: LabelConfig | None = None) 
         if not path.is_file():
             raise LabelError(f"{path}: no such file")
         reader = _RowReader(str(path), config, issues)
-        rows = _READERS[path.suffix](path, issues)
-        for number, row in rows:
+        for number, row in read_rows(path, issues):
             reader.add(number, row)
         for label in reader.labels:
             label["file"] = str(path)

@@ -7,18 +7,15 @@ Decisions made in the app or by the AI adjudicator live in an :class:`Adjudicati
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 import sqlite3
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 import polars as pl
@@ -26,7 +23,7 @@ from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._agreement import rater_columns
-from ._jsonio import first_error, iter_jsonl
+from ._jsonio import first_error
 from ._labels import (
     FieldSpec,
     HigherScore,
@@ -37,9 +34,11 @@ from ._labels import (
     PreferSide,
     Rule,
     default_config,
+    first_columns,
     is_labels_file,
     read_config,
     read_labels,
+    read_rows,
 )
 from ._loader import load
 from ._models import ParseIssue, Session
@@ -187,35 +186,14 @@ class AdjudicationStore:
 
 
 def read_decisions(path: Path, issues: list[ParseIssue]) -> list[Decision]:
-    """Decisions from a CSV or JSONL file; bad rows become issues naming their line."""
-    if path.suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(path.read_text("utf-8-sig"), newline=""))
-        rows: Iterable[tuple[int, Any]] = ((reader.line_num, row) for row in reader)
-    else:
-        rows = iter_jsonl(path.read_bytes(), str(path), issues)
+    """Decisions from a CSV, JSONL or Parquet file; bad rows become issues naming their line."""
     decisions = []
-    for line, row in rows:
+    for line, row in read_rows(path, issues):
         try:
             decisions.append(Decision.model_validate(row))
         except ValidationError as error:
             issues.append(ParseIssue(file=str(path), line=line, reason=first_error(error)))
     return decisions
-
-
-def _header(path: Path) -> set[str]:
-    """Column names of a CSV file or keys of a JSONL file's first record."""
-    try:
-        with path.open("rb") as handle:
-            first = handle.readline()
-    except OSError:
-        return set()
-    if path.suffix == ".csv":
-        return {name.strip() for name in first.decode("utf-8-sig", "replace").split(",")}
-    try:
-        record = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return set()
-    return set(record) if isinstance(record, dict) else set()
 
 
 @dataclass
@@ -263,12 +241,12 @@ def _classify(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
     for child in sorted(root.rglob("*")):
         if not child.is_file() or any(p.startswith(".") for p in child.relative_to(root).parts):
             continue
-        columns = _header(child) if child.suffix in (".csv", ".jsonl") else set()
+        columns = first_columns(child)
         if set(DECISION_COLUMNS) <= columns:
             decisions.append(child)
         elif is_labels_file(child):
             labels.append(child)
-        elif child.suffix == ".csv" and {"item_id", "redundant_calls"} <= columns:
+        elif {"item_id", "redundant_calls"} <= columns:
             labels.append(child)  # per-item columns only; read_labels keeps them as items
         elif child.suffix in (".jsonl", ".json") and child.name not in CONFIG_NAMES:
             transcripts.append(child)
@@ -420,15 +398,12 @@ def all_decisions(study: Study, store: AdjudicationStore | None) -> list[Decisio
     return [*study.recorded, *(store.decisions() if store else [])]
 
 
-def open_disagreements(reconciled: pl.DataFrame) -> pl.DataFrame:
-    """Disagreements no adjudicator has decided yet, in item order."""
+def open_disagreements(study: Study, store: AdjudicationStore | None) -> pl.DataFrame:
+    """Disagreements with no decision yet (recorded or in the store), in item order."""
+    reconciled = reconcile(comparisons(study), all_decisions(study, store))
     return reconciled.filter(~pl.col("agree") & pl.col("adjudicator_kind").is_null()).sort(
         "item_id", "field"
     )
-
-
-def cause_counts(reconciled: pl.DataFrame) -> Counter[str]:
-    return Counter(reconciled.filter(~pl.col("agree"))["cause"].drop_nulls().to_list())
 
 
 def default_store_path(study_path: str | Path) -> Path:

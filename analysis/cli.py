@@ -420,8 +420,7 @@ def agreement(
     """Agreement between raters per field; with --tables, the reconciled study's five tables."""
     study = _study_or_exit(labels, config)
     if tables:
-        exists = db is not None or default_store_path(labels).exists()
-        store = _store_for(labels, db) if exists else None
+        store = _existing_store(labels, db)
         result = study_tables(study, store, resamples)
         if result.reconciled.is_empty():
             click.echo(
@@ -451,6 +450,13 @@ def _store_for(labels: str, db: str | None) -> AdjudicationStore:
     except (OSError, sqlite3.Error) as error:
         click.echo(f"{path}: cannot open the adjudication store ({error}).", err=True)
         sys.exit(1)
+
+
+def _existing_store(labels: str, db: str | None) -> AdjudicationStore | None:
+    """The store named by --db, else the study's default one if it was ever created."""
+    if db is None and not default_store_path(labels).exists():
+        return None
+    return _store_for(labels, db)
 
 
 @cli.command()
@@ -542,8 +548,7 @@ def report(
     labelled = ""
     if labels is not None:
         study = _study_or_exit(labels, None)
-        exists = db is not None or default_store_path(labels).exists()
-        extra = study_sections(study_tables(study, _store_for(labels, db) if exists else None))
+        extra = study_sections(study_tables(study, _existing_store(labels, db)))
         labelled = f", agreement tables for {study.labels.frame['item_id'].n_unique()} items"
     document = build_report(result, judged, findings, extra_sections=extra)
     try:

@@ -33,6 +33,15 @@ SAMPLES = REPO / "sample_data"
 
 
 @pytest.fixture(scope="session")
+def loaded() -> tuple[Any, Any]:
+    """The bundled sample data, loaded and diagnosed once: (LoadResult, findings)."""
+    import analysis
+
+    result = analysis.load([analysis.sample_data_dir()])
+    return result, analysis.lint(result.sessions, result.judgments)
+
+
+@pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")

@@ -19,12 +19,6 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
-def loaded():
-    result = analysis.load([analysis.sample_data_dir()])
-    return result, analysis.lint(result.sessions, result.judgments)
-
-
-@pytest.fixture(scope="module")
 def ablation(loaded):
     result, _ = loaded
     return analysis.ablation_chart(analysis.ablation_table(result.judgments))

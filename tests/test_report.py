@@ -83,12 +83,6 @@ class Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def loaded():
-    result = analysis.load([SAMPLES])
-    return result, analysis.lint(result.sessions, result.judgments)
-
-
-@pytest.fixture(scope="module")
 def page(loaded):
     result, findings = loaded
     return Page(analysis.build_report(result, result.judgments, findings))

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-
 import analysis
 from analysis import AssistantMessage, Session, ToolCall, ToolCatalog, ToolDef, Turn
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
 RICH = "5eed0000-0000-4000-8000-000000000002"
 RETAIL = "retail.synthetic/task0-trial0"
-
-
-@pytest.fixture(scope="module")
-def loaded():
-    result = analysis.load([analysis.sample_data_dir()])
-    return result, analysis.lint(result.sessions, result.judgments)
 
 
 def _session(catalog: ToolCatalog | None, *names: str) -> Session:

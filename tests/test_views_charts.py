@@ -14,13 +14,6 @@ BAD = "5eed0000-0000-4000-8000-000000000001"
 RICH = "5eed0000-0000-4000-8000-000000000002"
 
 
-@pytest.fixture(scope="module")
-def loaded():
-    result = analysis.load([analysis.sample_data_dir()])
-    findings = analysis.lint(result.sessions, result.judgments)
-    return result, findings
-
-
 def test_overview_rows_match_the_judgments(loaded):
     result, findings = loaded
     overview = session_overview(result.sessions, result.judgments, findings)
