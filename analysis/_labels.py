@@ -389,22 +389,21 @@ def read_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[
     return _READERS[path.suffix](path, issues)
 
 
-def first_columns(path: Path) -> set[str]:
-    """The column names of a CSV, JSONL or Parquet file's first row (empty if none)."""
+def first_columns(path: Path, issues: list[ParseIssue] | None = None) -> set[str]:
+    """The column names of a CSV, JSONL or Parquet file's first row (empty if none).
+
+    Why a file could not be read goes to ``issues`` when given.
+    """
     if path.suffix not in _READERS or not path.is_file():
         return set()
+    found = [] if issues is None else issues
     if path.suffix == ".jsonl":  # transcripts can be large: read only the first line
         with path.open("rb") as handle:
             head = handle.readline()
-        first = next(_jsonl_lines(head, path, []), None)
+        first = next(_jsonl_lines(head, path, found), None)
     else:
-        first = next(read_rows(path, []), None)
+        first = next(read_rows(path, found), None)
     return set(first[1]) if first else set()
-
-
-def is_labels_file(path: Path) -> bool:
-    """A CSV/JSONL/Parquet file whose first row has ``item_id, rater, rater_kind``."""
-    return set(ID_COLUMNS) <= first_columns(path)
 
 
 def read_labels(paths: Iterable[str | Path], config: LabelConfig | None = None) -> LabelSet:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ._agreement import rater_columns
 from ._jsonio import first_error
 from ._labels import (
+    ID_COLUMNS,
     FieldSpec,
     HigherScore,
     HumanUnlessRedundant,
@@ -35,7 +36,6 @@ from ._labels import (
     Rule,
     default_config,
     first_columns,
-    is_labels_file,
     read_config,
     read_labels,
     read_rows,
@@ -221,13 +221,14 @@ def load_study(path: str | Path, config: LabelConfig | None = None) -> Study:
     if config is None:
         found = next((root / name for name in CONFIG_NAMES if (root / name).is_file()), None)
         config = read_config(found) if found else default_config()
-    label_files, decision_files, transcripts = _classify(root)
+    issues: list[ParseIssue] = []
+    label_files, decision_files, transcripts = _classify(root, issues)
     if not label_files:
         raise LabelError(
             f"{path}: no labels file (CSV, JSONL or Parquet with item_id, rater, rater_kind)"
         )
     labels = read_labels(label_files, config)
-    issues = list(labels.issues)
+    issues.extend(labels.issues)
     recorded = [d for file in decision_files for d in read_decisions(file, issues)]
     loaded = load(transcripts) if transcripts else None
     sessions = {s.session_id: s for s in loaded.sessions} if loaded else {}
@@ -236,20 +237,30 @@ def load_study(path: str | Path, config: LabelConfig | None = None) -> Study:
     return Study(labels=labels, sessions=sessions, recorded=recorded, issues=issues)
 
 
-def _classify(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
+def _classify(root: Path, issues: list[ParseIssue]) -> tuple[list[Path], list[Path], list[Path]]:
+    """Label, decision and transcript files of a study folder; a table that is none of them is
+    an issue (a transcript's own problems are the loader's to report)."""
     labels, decisions, transcripts = [], [], []
     for child in sorted(root.rglob("*")):
         if not child.is_file() or any(p.startswith(".") for p in child.relative_to(root).parts):
             continue
-        columns = first_columns(child)
+        tabular = child.suffix in (".csv", ".parquet")
+        found: list[ParseIssue] = []
+        columns = first_columns(child, found)
         if set(DECISION_COLUMNS) <= columns:
             decisions.append(child)
-        elif is_labels_file(child):
-            labels.append(child)
-        elif {"item_id", "redundant_calls"} <= columns:
-            labels.append(child)  # per-item columns only; read_labels keeps them as items
+        elif set(ID_COLUMNS) <= columns or {"item_id", "redundant_calls"} <= columns:
+            labels.append(child)  # read_labels keeps per-item columns as items
         elif child.suffix in (".jsonl", ".json") and child.name not in CONFIG_NAMES:
             transcripts.append(child)
+        elif tabular and found:
+            issues.extend(found)
+        elif tabular:
+            reason = (
+                "not labels (item_id, rater, rater_kind), decisions (item_id, field, "
+                "adjudicator, …) or per-item counts (item_id, redundant_calls)"
+            )
+            issues.append(ParseIssue(file=str(child), reason=reason))
     return labels, decisions, transcripts
 
 

@@ -241,3 +241,22 @@ def test_study_folder_config_is_read(tmp_path, name):
         "A",
     )
     assert study.config.all_causes[-1] == "rubric_typo"
+
+
+def test_bad_files_in_a_study_folder_are_issues_and_the_rest_loads(tmp_path):
+    (tmp_path / "labels.csv").write_text(
+        "item_id,rater,rater_kind,looped\na,ann,human,no\na,opus,council,yes\n"
+    )
+    header = "item_id,field,adjudicator,adjudicator_kind,side,value,cause\n"
+    (tmp_path / "decisions.csv").write_text(
+        header + "a,looped,dana,human,human,no,human_error\na,looped,bot,robot,human,no,x\n"
+    )
+    (tmp_path / "binary.csv").write_bytes(header.encode() + b"\xff\xfe\n")
+    (tmp_path / "unrelated.csv").write_text("a,b\n1,2\n")
+    study = load_study(tmp_path)
+    reasons = {(Path(i.file).name, i.line): i.reason for i in study.issues}
+    assert "adjudicator_kind" in reasons["decisions.csv", 3]
+    assert reasons["binary.csv", None].startswith("not UTF-8")
+    assert reasons["unrelated.csv", None].startswith("not labels (item_id, rater, rater_kind)")
+    assert [d.adjudicator for d in study.recorded] == ["dana"]
+    assert study.labels.frame.height == 2
