@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -168,21 +169,27 @@ class ConversationBuilder:
     """Turns a stream of user/assistant/system records into turns, as plain dicts.
 
     Plain dicts are validated into models once per session, which is much faster than
-    building a model per record.
+    building a model per record. A record whose ``uuid`` was already seen is skipped, and a
+    response written again under new uuids (same ``message.id``) adds no message, call or text.
     """
 
     def __init__(self, context: ParseContext) -> None:
         self.context = context
         self.turns: list[dict[str, Any]] = []
+        self.ask_uuids: list[str | None] = []
+        """The uuid of the user record that opened each turn, in turn order."""
         self.calls: dict[str, dict[str, Any]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
         self.agent_ids: dict[str, str] = {}
         self.catalogs: list[dict[str, Any]] = []
         self._seen_uuids: set[str] = set()
+        self._seen_texts: set[tuple[str, str, str]] = set()
         self._command_uuid: str | None = None
+        self._manual_compaction: list[dict[str, Any]] = []
 
     def finish(self) -> list[dict[str, Any]]:
         """The turns, with each message's raw usage reduced to the token counts we keep."""
+        self._settle_manual_compaction()
         for entry in self.messages.values():
             entry["usage"] = _usage(entry["usage"])
         return self.turns
@@ -223,6 +230,11 @@ class ConversationBuilder:
         return self.turns[-1]
 
     def _new_turn(self, ask: str, command: str | None, record: Record, line: int) -> None:
+        events = []
+        if command == "/compact":
+            events, self._manual_compaction = self._manual_compaction, []
+        else:
+            self._settle_manual_compaction()
         self.turns.append(
             {
                 "index": len(self.turns),
@@ -232,19 +244,28 @@ class ConversationBuilder:
                 "line": line,
                 "catalog_index": len(self.catalogs) - 1 if self.catalogs else None,
                 "messages": [],
-                "events": [],
+                "events": events,
             }
         )
+        uuid = record.uuid
+        self.ask_uuids.append(uuid if record.type == "user" and isinstance(uuid, str) else None)
 
     def _event(self, kind: str, text: str, record: Record, line: int) -> None:
-        self._current_turn(line, record)["events"].append(
-            {
-                "kind": kind,
-                "text": text,
-                "timestamp": timestamp(record.timestamp),
-                "line": line,
-            }
-        )
+        self._current_turn(line, record)["events"].append(_event_entry(kind, text, record, line))
+
+    def _compaction(self, text: str, record: Record, line: int, manual: bool) -> None:
+        """A manual compaction is written before its ``/compact`` command record (boundary,
+        summary, caveat, command, output): it is held for that command's turn."""
+        if manual or self._manual_compaction:
+            self._manual_compaction.append(_event_entry("compaction", text, record, line))
+        else:
+            self._event("compaction", text, record, line)
+
+    def _settle_manual_compaction(self) -> None:
+        """No ``/compact`` turn came: the held compaction stays in the turn it arrived in."""
+        if self._manual_compaction:
+            held, self._manual_compaction = self._manual_compaction, []
+            self._current_turn(held[0]["line"], Record())["events"].extend(held)
 
     # -- user --------------------------------------------------------------------------------
 
@@ -267,7 +288,7 @@ class ConversationBuilder:
                 self._event("user_interjection", text, record, line)
             return
         if record.isCompactSummary:
-            self._event("compaction", text, record, line)
+            self._compaction(text, record, line, manual=False)
             return
         kind = _classify_user_text(text)
         if kind == "turn" and self._is_command_expansion(record):
@@ -316,7 +337,9 @@ class ConversationBuilder:
     # -- assistant ---------------------------------------------------------------------------
 
     def _add_assistant(self, line: int, record: Record, message: dict[str, Any]) -> None:
-        message_id = message.get("id") or record.uuid or f"line-{line}"
+        self._settle_manual_compaction()
+        # Named by file and line when it has no id, so it matches no other file's response.
+        message_id = message.get("id") or record.uuid or f"{self.context.file}:{line}"
         entry = self.messages.get(message_id)
         if entry is None:
             entry = {
@@ -350,10 +373,12 @@ class ConversationBuilder:
         self, line: int, record: Record, entry: dict[str, Any], block: dict[str, Any]
     ) -> None:
         kind = block.get("type")
-        if kind == "text":
-            entry["text"] = _join(entry["text"], str(block.get("text", "")))
-        elif kind == "thinking":
-            entry["thinking"] = _join(entry["thinking"], str(block.get("thinking", "")))
+        if kind in ("text", "thinking"):
+            value = str(block.get(kind, ""))
+            seen = (entry["id"], kind, value)
+            if seen not in self._seen_texts:  # the same block written again adds nothing
+                self._seen_texts.add(seen)
+                entry[kind] = _join(entry[kind], value)
         elif kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
             if not isinstance(call_id, str) or not isinstance(name, str):
@@ -386,13 +411,19 @@ class ConversationBuilder:
         if subtype == "compact_boundary":
             meta = record.compactMetadata
             detail = ""
+            manual = False
             if isinstance(meta, dict):
                 detail = f" (trigger: {meta.get('trigger')}, {meta.get('preTokens')} tokens before)"
-            self._event("compaction", f"Conversation compacted{detail}", record, line)
+                manual = meta.get("trigger") == "manual"
+            self._compaction(f"Conversation compacted{detail}", record, line, manual)
         elif subtype == "init" and isinstance(record.tools, list):
             self.catalogs.append(_init_catalog(record, line, self.context))
         elif subtype == "local_command" and self.turns:
             self._event("local_command", str(record.content or ""), record, line)
+
+
+def _event_entry(kind: str, text: str, record: Record, line: int) -> dict[str, Any]:
+    return {"kind": kind, "text": text, "timestamp": timestamp(record.timestamp), "line": line}
 
 
 def _init_catalog(record: Record, line: int, context: ParseContext) -> dict[str, Any]:
@@ -550,7 +581,7 @@ def read_transcript(
 
 def _subagent_files(path: Path) -> list[Path]:
     folder = path.with_suffix("") / SUBAGENTS_DIR
-    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+    return sorted(file for file in folder.glob("agent-*.jsonl") if file.is_file())
 
 
 def _display(child: Path, parent: Path, parent_display: str) -> str:
@@ -561,11 +592,18 @@ def _display(child: Path, parent: Path, parent_display: str) -> str:
     return str(Path(parent_display).parent / relative)
 
 
-def _load_subagent_files(path: Path, context: ParseContext) -> dict[str, dict[str, Any]]:
+def _load_subagent_files(
+    path: Path, files: list[Path], context: ParseContext
+) -> dict[str, dict[str, Any]]:
     runs: dict[str, dict[str, Any]] = {}
-    for file in _subagent_files(path):
+    for file in files:
         file_context = context.for_file(_display(file, path, context.file))
-        parts = read_transcript(file.read_bytes(), file_context)
+        try:
+            data = file.read_bytes()
+        except OSError as error:
+            file_context.issue(None, f"cannot be read ({error.strerror})")
+            continue
+        parts = read_transcript(data, file_context)
         agent_id = file.stem.removeprefix("agent-")
         conversation = sorted(parts.main + parts.sidechain, key=lambda item: item[0])
         runs[agent_id] = build_subagent(conversation, "file", agent_id, file_context)
@@ -612,18 +650,30 @@ def _attach_subagents(
     return detached
 
 
-def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[str, Any] | None:
-    """Build one session (as a dict ready for validation) from a transcript file's bytes."""
+@dataclass
+class ParsedTranscript:
+    """What one Claude Code transcript file gave."""
+
+    session: dict[str, Any] | None
+    """The session, as a dict ready for validation; None when the file holds no conversation."""
+    ask_uuids: list[str | None]
+    """The uuid of the user record that opened each of the session's turns, in turn order."""
+    subagent_files_read: int
+
+
+def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> ParsedTranscript:
+    """Build one session from a transcript file's bytes and its subagents' files."""
     builder = ConversationBuilder(context)
     parts = read_transcript(data, context, builder)
-    file_runs = _load_subagent_files(path, context)
+    files = _subagent_files(path)
+    file_runs = _load_subagent_files(path, files, context)
     detached = _attach_subagents(builder, parts, file_runs, context)
     if not builder.turns and not detached:
-        return None
+        return ParsedTranscript(None, [], len(files))
     version = parts.versions.most_common(1)[0][0] if parts.versions else None
     legacy = bool(parts.summaries) or (isinstance(version, str) and version.startswith("1."))
     session_id = parts.session_ids.most_common(1)[0][0] if parts.session_ids else path.stem
-    return {
+    session = {
         "session_id": session_id,
         "source": context.file,
         "format": "claude-code-legacy" if legacy else "claude-code",
@@ -636,3 +686,4 @@ def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> dict[st
         "detached_subagents": detached,
         "issues": [issue.model_dump() for issue in context.issues],
     }
+    return ParsedTranscript(session, builder.ask_uuids, len(files))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,9 +39,17 @@ def _is_attached_subagent_file(path: Path) -> bool:
 
 
 def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[ParseIssue]]:
-    """Expand folders recursively into transcript-like files, each with its display name."""
-    found: list[tuple[Path, str]] = []
+    """Expand folders recursively into transcript-like files, each with its display name.
+
+    A file reached twice (given, and inside a given folder) is listed once, under the name
+    it was first reached by.
+    """
+    found: dict[Path, tuple[Path, str]] = {}
     issues: list[ParseIssue] = []
+
+    def add(path: Path, display: str) -> None:
+        found.setdefault(path.resolve(), (path, display))
+
     for given in paths:
         path = Path(given).expanduser()
         if path.is_dir():
@@ -53,12 +62,12 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[
                     and child.suffix in TRANSCRIPT_SUFFIXES
                     and not _is_attached_subagent_file(child)
                 ):
-                    found.append((child, str(Path(given) / relative)))
+                    add(child, str(Path(given) / relative))
         elif path.is_file():
-            found.append((path, str(given)))
+            add(path, str(given))
         else:
             issues.append(ParseIssue(file=str(given), reason="no such file or folder"))
-    return found, issues
+    return list(found.values()), issues
 
 
 def _sniff_lines(data: bytes) -> str | None:
@@ -115,12 +124,64 @@ def _parses_as_object(line: bytes) -> bool:
         return False
 
 
+class _RepeatedHistory:
+    """Drops, from each Claude Code session, the history an earlier-loaded file already gave.
+
+    ``claude --resume`` and ``--continue`` write the earlier conversation again into the new
+    session's file, with the same ``message.id``s and record ``uuid``s. The first file loaded
+    keeps each model response; a later file drops its copy, and a turn whose opening record
+    was already loaded and that is left with no response of its own.
+    """
+
+    def __init__(self) -> None:
+        self.response_sources: dict[str, str] = {}
+        """``message.id`` -> the file that loaded that response."""
+        self.ask_uuids: set[str] = set()
+
+    def drop_repeats(self, session: dict[str, Any], ask_uuids: list[str | None]) -> None:
+        """``ask_uuids``: the uuid of the user record that opened each of the session's turns."""
+        skipped_from: Counter[str] = Counter()
+        turns: list[dict[str, Any]] = []
+        for turn, ask_uuid in zip(session["turns"], ask_uuids, strict=True):
+            messages = []
+            for message in turn["messages"]:
+                earlier = self.response_sources.get(message["id"])
+                if earlier is None:
+                    messages.append(message)
+                else:
+                    skipped_from[earlier] += 1
+            if not messages and ask_uuid in self.ask_uuids:
+                continue
+            turn["messages"] = messages
+            turn["index"] = len(turns)
+            turns.append(turn)
+        session["turns"] = turns
+        self._remember(session["source"], ask_uuids, turns)
+        if skipped_from:
+            count = skipped_from.total()
+            responses = "model response" if count == 1 else "model responses"
+            reason = (
+                f"{count} {responses} already loaded from {', '.join(skipped_from)} skipped "
+                "(resumed session)"
+            )
+            session["issues"].append(ParseIssue(file=session["source"], reason=reason).model_dump())
+
+    def _remember(
+        self, source: str, ask_uuids: list[str | None], turns: list[dict[str, Any]]
+    ) -> None:
+        self.ask_uuids.update(uuid for uuid in ask_uuids if uuid is not None)
+        for turn in turns:
+            for message in turn["messages"]:
+                self.response_sources[message["id"]] = source
+
+
 class _Loader:
     def __init__(self, max_result_chars: int | None) -> None:
         self.max_result_chars = max_result_chars
         self.result = LoadResult()
         self.catalogs_by_folder: dict[Path, list[ToolCatalog]] = {}
         self.openai_by_folder: dict[Path, list[Session]] = {}
+        self.history = _RepeatedHistory()
 
     def load_file(self, path: Path, display: str) -> None:
         self.result.files_read += 1
@@ -156,12 +217,14 @@ class _Loader:
         kind = _sniff_lines(data)
         if kind == "claude-code":
             context = self._context(display)
-            raw = parse_claude_code(path, data, context)
-            if raw is None:
+            parsed = parse_claude_code(path, data, context)
+            self.result.files_read += parsed.subagent_files_read
+            if parsed.session is None:
                 self.result.issues.extend(context.issues)
                 self._issue(display, None, "is a Claude Code transcript with no conversation in it")
                 return
-            self._add_session(raw, path.parent)
+            self.history.drop_repeats(parsed.session, parsed.ask_uuids)
+            self._add_session(parsed.session, path.parent)
         elif kind == "otlp":
             for _line, document in iter_jsonl(data, display, self.result.issues):
                 self._add_otlp(document, display, path)
