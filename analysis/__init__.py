@@ -64,7 +64,15 @@ from ._reconcile import (
     redundant_calls,
     suggest_cause,
 )
-from ._render import CONDITIONS, RenderedTurn, RenderOptions, render_call, render_turn
+from ._render import (
+    CONDITIONS,
+    JudgeInput,
+    RenderOptions,
+    judge_inputs,
+    render_call,
+    render_step,
+    render_turn,
+)
 from ._report import IngestReport, ingest_report
 from ._review import (
     ablation_turns,
@@ -76,6 +84,7 @@ from ._review import (
     votes_frame,
 )
 from ._samples import sample_data_dir
+from ._steps import Step, select_steps, turn_steps
 from ._study_tables import StudyTables, study_tables
 from ._usage import catalog_frame, catalog_needs, tool_usage
 from ._views import (
@@ -125,6 +134,7 @@ __all__ = [
     "IngestReport",
     "JudgeConfig",
     "JudgeError",
+    "JudgeInput",
     "LabelConfig",
     "LabelError",
     "LabelSet",
@@ -133,9 +143,9 @@ __all__ = [
     "ParseIssue",
     "Proposal",
     "RenderOptions",
-    "RenderedTurn",
     "ReportSection",
     "Session",
+    "Step",
     "Study",
     "StudyTables",
     "SubagentRun",
@@ -182,6 +192,7 @@ __all__ = [
     "findings_frame",
     "findings_summary",
     "ingest_report",
+    "judge_inputs",
     "judge_rendered",
     "judgments_frame",
     "lint",
@@ -200,11 +211,13 @@ __all__ = [
     "redundant_calls",
     "render_call",
     "render_report",
+    "render_step",
     "render_turn",
     "report_sections",
     "review_queue",
     "sample_data_dir",
     "score_distribution_chart",
+    "select_steps",
     "session_overview",
     "sessions_frame",
     "study_sections",
@@ -214,6 +227,7 @@ __all__ = [
     "tool_usage",
     "tool_usage_chart",
     "turn_scores_chart",
+    "turn_steps",
     "turn_table",
     "turns_frame",
     "turns_overview",

@@ -14,7 +14,8 @@ from typing import Any
 import anthropic
 from pydantic import BaseModel
 
-from ._judge import JudgeConfig, JudgeError, RunStats, make_client, resolve_model
+from ._cost import RunStats
+from ._judge import JudgeConfig, JudgeError, make_client, resolve_model
 from ._labels import FieldSpec, HigherScore, HumanUnlessRedundant, LabelConfig, PreferSide, Rule
 from ._models import Session
 from ._reconcile import AdjudicationStore, Decision, Study, open_disagreements
@@ -157,8 +158,7 @@ class _Adjudicator:
                 async with self._limit:
                     self.stats.votes_asked += 1
                     response = await self.client.messages.create(**self.request(prompt))
-                self.stats.input_tokens += response.usage.input_tokens
-                self.stats.output_tokens += response.usage.output_tokens
+                self.stats.add_usage(response.usage)
                 parsed = parse_decision(response.content, self.causes)
                 if parsed is not None:
                     return parsed, None

@@ -1,9 +1,12 @@
 """ChainPoll judge for Tool Selection Quality.
 
 Chain: the judge reasons through a rubric before its verdict. Poll: it is asked N times,
-independently; the turn's score is correct votes / valid votes, a probability. A vote that
-comes back malformed is discarded and asked again, up to a limit; a turn with no valid vote
-is unscored (``score`` None), never 0 or 1.
+independently; a step's (or turn's) score is correct votes / valid votes, a probability. A
+vote that comes back malformed is discarded and asked again, up to a limit; a unit with no
+valid vote is unscored (``score`` None), never 0 or 1.
+
+Every request puts the rubric and the menu first, marked for prompt caching: the steps of a
+session share that prefix, so after the first request it is billed as a cache read.
 """
 
 from __future__ import annotations
@@ -22,42 +25,10 @@ import anthropic
 from platformdirs import user_cache_dir
 from pydantic import BaseModel, Field
 
+from ._cost import RunStats
 from ._models import TurnJudgment, Vote
-from ._render import RenderedTurn
-
-RUBRIC_VERSION = "tsq-rubric/1"
-RUBRIC = """You grade one turn of a coding agent: did it choose the right tool?
-
-You are given the prior context (a summary of earlier turns), the user's current request,
-the tools that were available (with what each is for), and the model output, in which each
-chosen tool call is written like Name(arg="value").
-
-Reason step by step before you decide:
-1. Did the request need a tool at all?
-2. Can the chosen tool do what was asked? (Read cannot delete a file; a web search cannot see
-   this machine or this repository.)
-3. Was a clearly better tool on the menu? (A question about local files or repository state
-   answered with a web search is a wrong choice.)
-4. Were the arguments right for the request?
-
-Then call record_verdict: "correct" when the tool choice was appropriate, "incorrect" when it
-was not, or when tools were needed and none was called."""
-
-VERDICT_TOOL: dict[str, Any] = {
-    "name": "record_verdict",
-    "description": "Record the verdict on the turn's tool choice, with the reasoning behind it.",
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string", "description": "Step-by-step reasoning."},
-            "verdict": {"type": "string", "enum": ["correct", "incorrect"]},
-        },
-        "required": ["reasoning", "verdict"],
-    },
-}
-
-# USD per million tokens (input, output); a model not listed gets no cost estimate.
-PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
+from ._render import JudgeInput
+from ._rubric import RUBRIC_VERSION, parse_vote, vote_request
 
 
 class JudgeError(Exception):
@@ -79,24 +50,6 @@ class JudgeConfig(BaseModel):
     cache_dir: Path | None = None
     poll_seconds: float = 10.0
     """Batch mode: how long to wait between status checks."""
-
-
-class RunStats(BaseModel):
-    """What a run cost: requests made (retries included), cache hits and tokens."""
-
-    http_requests: int = 0
-    cache_hits: int = 0
-    votes_asked: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str = ""
-
-    @property
-    def cost_usd(self) -> float | None:
-        price = next((p for family, p in PRICES.items() if family in self.model.lower()), None)
-        if price is None:
-            return None
-        return (self.input_tokens * price[0] + self.output_tokens * price[1]) / 1e6
 
 
 def default_cache_dir() -> Path:
@@ -133,35 +86,6 @@ class VoteCache:
 
     def close(self) -> None:
         self._db.close()
-
-
-def parse_vote(content: Sequence[Any]) -> Vote | None:
-    """The vote in a response's content blocks, or None when it is malformed."""
-    for block in content:
-        if (
-            getattr(block, "type", None) == "tool_use"
-            and getattr(block, "name", None) == "record_verdict"
-        ):
-            data = getattr(block, "input", None)
-            if (
-                isinstance(data, dict)
-                and data.get("verdict") in ("correct", "incorrect")
-                and isinstance(data.get("reasoning"), str)
-            ):
-                return Vote(verdict=data["verdict"], reasoning=data["reasoning"])
-    return None
-
-
-def vote_request(model: str, prompt: str, max_tokens: int) -> dict[str, Any]:
-    """The Messages API parameters of one vote (the same in direct and batch mode)."""
-    return {
-        "model": model,
-        "max_tokens": max_tokens,
-        "system": RUBRIC,
-        "messages": [{"role": "user", "content": prompt}],
-        "tools": [VERDICT_TOOL],
-        "tool_choice": {"type": "tool", "name": VERDICT_TOOL["name"]},
-    }
 
 
 def make_client(config: JudgeConfig, stats: RunStats) -> anthropic.AsyncAnthropic:
@@ -208,11 +132,14 @@ def score_of(votes: Sequence[Vote]) -> float | None:
 
 
 def judgment(
-    rendered: RenderedTurn, votes: list[Vote], requested: int, model: str, reason: str | None
+    rendered: JudgeInput, votes: list[Vote], requested: int, model: str, reason: str | None
 ) -> TurnJudgment:
     return TurnJudgment(
         session_id=rendered.session_id,
         turn_index=rendered.turn_index,
+        step_index=rendered.step_index,
+        message_id=rendered.message_id,
+        parent_call_id=rendered.parent_call_id,
         score=score_of(votes),
         votes=votes,
         n_requested=requested,
@@ -247,30 +174,29 @@ class Judge:
         self.model = config.model
         self._limit = asyncio.Semaphore(config.concurrency)
 
-    async def _ask(self, prompt: str) -> Vote | None:
+    async def _ask(self, unit: JudgeInput) -> Vote | None:
         """One vote, asked again while malformed, up to ``attempts_per_vote``."""
         for _ in range(self.config.attempts_per_vote):
             async with self._limit:
                 self.stats.votes_asked += 1
                 response = await self.client.messages.create(
-                    **vote_request(self.model, prompt, self.config.max_tokens)
+                    **vote_request(self.model, unit, self.config.max_tokens)
                 )
-            self.stats.input_tokens += response.usage.input_tokens
-            self.stats.output_tokens += response.usage.output_tokens
+            self.stats.add_usage(response.usage)
             vote = parse_vote(response.content)
             if vote is not None:
                 return vote
         return None
 
-    async def _vote(self, prompt: str, index: int) -> tuple[Vote | None, str | None]:
-        key = VoteCache.key(prompt, self.model, index)
+    async def _vote(self, unit: JudgeInput, index: int) -> tuple[Vote | None, str | None]:
+        key = VoteCache.key(unit.prompt_text(), self.model, index)
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
                 self.stats.cache_hits += 1
                 return cached, None
         try:
-            vote = await self._ask(prompt)
+            vote = await self._ask(unit)
         except anthropic.APIStatusError as error:
             return None, f"the API answered HTTP {error.status_code} after retries"
         except (anthropic.APIConnectionError, anthropic.APITimeoutError):
@@ -281,10 +207,9 @@ class Judge:
             self.cache.put(key, vote)
         return vote, None
 
-    async def judge(self, rendered: RenderedTurn) -> TurnJudgment:
-        prompt = rendered.prompt_text()
+    async def judge(self, rendered: JudgeInput) -> TurnJudgment:
         results = await asyncio.gather(
-            *(self._vote(prompt, index) for index in range(self.config.votes))
+            *(self._vote(rendered, index) for index in range(self.config.votes))
         )
         votes = [vote for vote, _ in results if vote is not None]
         reason = next((why for _, why in results if why), None)
@@ -310,14 +235,13 @@ async def _batch_round(
         stats.votes_asked += 1
         if item.result.type == "succeeded":
             message = item.result.message
-            stats.input_tokens += message.usage.input_tokens
-            stats.output_tokens += message.usage.output_tokens
+            stats.add_usage(message.usage)
             votes[item.custom_id] = parse_vote(message.content)
     return votes
 
 
 async def _judge_batch(
-    turns: Sequence[RenderedTurn],
+    turns: Sequence[JudgeInput],
     config: JudgeConfig,
     client: anthropic.AsyncAnthropic,
     cache: VoteCache,
@@ -341,7 +265,7 @@ async def _judge_batch(
         if not pending:
             break
         requests = {
-            key: vote_request(model, prompts[t], config.max_tokens)
+            key: vote_request(model, turns[t], config.max_tokens)
             for key, (t, _v) in pending.items()
         }
         answers = await _batch_round(client, requests, config, stats)
@@ -365,7 +289,7 @@ async def _judge_batch(
 
 
 async def judge_rendered(
-    turns: Sequence[RenderedTurn],
+    turns: Sequence[JudgeInput],
     config: JudgeConfig,
     on_turn: Callable[[], None] | None = None,
     batch: bool = False,
@@ -381,6 +305,7 @@ async def judge_rendered(
     try:
         model = await resolve_model(client, config.model)
         stats.model = model
+        stats.batch = batch
         if batch:
             judgments = await _judge_batch(turns, config, client, cache, model, stats)
         else:
@@ -391,20 +316,3 @@ async def judge_rendered(
         cache.close()
         await client.close()
     return judgments, stats
-
-
-class RunEstimate(BaseModel):
-    calls: int
-    input_tokens: int
-    cost_usd: float | None
-
-
-def estimate_run(turns: Sequence[RenderedTurn], votes: int, model: str) -> RunEstimate:
-    """Calls and tokens a run would need before cache hits (about 4 characters per token)."""
-    per_vote = sum((len(RUBRIC) + len(t.prompt_text())) // 4 for t in turns)
-    stats = RunStats(
-        model=model, input_tokens=per_vote * votes, output_tokens=300 * votes * len(turns)
-    )
-    return RunEstimate(
-        calls=votes * len(turns), input_tokens=stats.input_tokens, cost_usd=stats.cost_usd
-    )

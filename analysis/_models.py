@@ -13,6 +13,7 @@ SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace"]
 SubagentSource = Literal["file", "progress", "sidechain"]
 Condition = Literal["full", "catalog_no_call", "bare"]
+JudgeUnit = Literal["step", "turn"]
 EventKind = Literal[
     "background_task",
     "queued_message",
@@ -219,10 +220,18 @@ class Vote(_Model):
 
 
 class TurnJudgment(_Model):
-    """One judged turn: the contract of each line of ``tsq judge --out``."""
+    """One judged step (or whole turn): the contract of each line of ``tsq judge --out``.
+
+    A step row names its turn, its ``step_index`` and ``message_id``; a subagent's step also
+    names the call that spawned the subagent (``parent_call_id``). Turn-level rows, from
+    ``--unit turn`` or from files written before steps existed, leave all three null.
+    """
 
     session_id: str
     turn_index: int
+    step_index: int | None = None
+    message_id: str | None = None
+    parent_call_id: str | None = None
     score: float | None
     votes: list[Vote]
     n_requested: int
@@ -235,6 +244,21 @@ class TurnJudgment(_Model):
     call_rendered: bool
     context_chars: int
     unscored_reason: str | None = None
+
+    @property
+    def unit(self) -> JudgeUnit:
+        return "turn" if self.step_index is None else "step"
+
+    @property
+    def key(self) -> tuple[str, int, int | None, str | None, str]:
+        """What one judgment is about: one row per key counts (see ``merge_judgments``)."""
+        return (
+            self.session_id,
+            self.turn_index,
+            self.step_index,
+            self.parent_call_id,
+            self.condition,
+        )
 
 
 class LoadResult(_Model):

@@ -8,7 +8,6 @@ import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import click
 import polars as pl
@@ -16,6 +15,7 @@ from tqdm import tqdm
 
 from ._agreement import AgreementReport, agreement_report
 from ._catalogs import load_live_dump
+from ._cost import RunEstimate, RunStats, estimate_run
 from ._judgments import load_judgments
 from ._labels import LabelError, read_config
 from ._lint import lint as lint_sessions
@@ -23,11 +23,13 @@ from ._loader import load
 from ._models import LoadResult, ToolCatalog, TurnJudgment
 from ._otlp import export_otlp_json
 from ._reconcile import AdjudicationStore, Study, default_store_path, load_study
-from ._render import CONDITIONS, RenderedTurn, render_turn
+from ._render import CONDITIONS, DEFAULT_STEP_CHARS, RenderOptions, judge_inputs
 from ._report import IngestReport, ingest_report
 from ._sanitize import DEFAULT_MAX_CHARS
 from ._send import SendPreview, prepare, send
+from ._steps import parse_step_selection
 from ._study_tables import TABLES, StudyTables, study_tables
+from ._views import turn_scores
 
 EXIT_NOTHING_LOADED = 2
 
@@ -212,24 +214,48 @@ def send_command(
     click.echo(f"Sent: {accepted}.")
 
 
-def _judge_summary(judgments: list[TurnJudgment], stats: Any) -> None:
+def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
     for condition in CONDITIONS:
-        scored = [j.score for j in judgments if j.condition == condition and j.score is not None]
         rows = [j for j in judgments if j.condition == condition]
         if not rows:
             continue
-        mean = f"{sum(scored) / len(scored):.2f}" if scored else "n/a"
-        split = sum(1 for s in scored if 0 < s < 1)
-        unscored = len(rows) - len(scored)
+        scores = turn_scores(rows)
+        turn_tsq = scores["score"].drop_nulls().to_list()
+        mean = f"{sum(turn_tsq) / len(turn_tsq):.2f}" if turn_tsq else "n/a"
+        split = sum(1 for j in rows if j.score is not None and 0 < j.score < 1)
+        unscored = sum(1 for j in rows if j.score is None)
+        unit = "steps" if rows[0].unit == "step" else "turns"
         click.echo(
-            f"{condition}: {len(rows)} turns, mean TSQ {mean}, {split} split votes, "
-            f"{unscored} unscored"
+            f"{condition}: {len(rows)} {unit} in {len(scores)} turns, mean turn TSQ {mean}, "
+            f"{split} split votes, {unscored} unscored"
         )
     cost = f"${stats.cost_usd:.4f}" if stats.cost_usd is not None else "unknown cost"
     click.echo(
-        f"{stats.votes_asked} votes asked, {stats.cache_hits} from cache, "
-        f"{stats.http_requests} HTTP requests, {stats.input_tokens} input + "
-        f"{stats.output_tokens} output tokens ({cost})"
+        f"{stats.votes_asked} votes asked, {stats.cache_hits} from the vote cache, "
+        f"{stats.http_requests} HTTP requests; tokens: {stats.input_tokens} input, "
+        f"{stats.cache_write_tokens} cache writes, {stats.cache_read_tokens} cache reads, "
+        f"{stats.output_tokens} output ({cost})"
+    )
+
+
+def _dollars(value: float | None) -> str:
+    return "unknown (no price for this model)" if value is None else f"${value:,.2f}"
+
+
+def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
+    click.echo(
+        f"{estimate.units} {unit}s from {estimate.sessions} sessions ({estimate.tool_calls} tool "
+        f"calls) x {votes} votes = {estimate.requests} requests"
+    )
+    click.echo(
+        f"estimated tokens: {estimate.input_tokens:,} input "
+        f"({estimate.cached_prefix_tokens:,} in cacheable prefixes), "
+        f"{estimate.output_tokens:,} output"
+    )
+    click.echo(
+        f"estimated cost: {_dollars(estimate.cost_usd)} without prompt caching, "
+        f"{_dollars(estimate.cost_cached_usd)} with it, {_dollars(estimate.cost_batch_usd)} "
+        "with --batch"
     )
 
 
@@ -237,37 +263,106 @@ def _judge_summary(judgments: list[TurnJudgment], stats: Any) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--model", required=True, help="Judge model id or display name.")
 @click.option("--votes", type=click.IntRange(1, 10), default=3, show_default=True)
+@click.option(
+    "--unit",
+    type=click.Choice(["step", "turn"]),
+    default="step",
+    show_default=True,
+    help="Judge each model response that called tools (step), or each whole turn.",
+)
+@click.option(
+    "--steps",
+    "selection",
+    default="all",
+    show_default=True,
+    help="all, first (the first step after each ask) or sample:N (N steps per session).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="For --steps sample:N.")
+@click.option("--text-steps", is_flag=True, help="Also judge responses that called no tool.")
+@click.option("--subagents", is_flag=True, help="Also judge the subagents' steps.")
+@click.option(
+    "--step-chars",
+    type=click.IntRange(min=2000),
+    default=DEFAULT_STEP_CHARS,
+    show_default=True,
+    help="Size budget of a step's input, menu excluded.",
+)
 @click.option("--base-url", help="Any Anthropic-compatible endpoint.")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @click.option("--batch", is_flag=True, help="Use the Message Batches API (same output).")
-@click.option("--ablation", is_flag=True, help="Judge each turn as bare, catalog_no_call and full.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False), help="JSONL to write.")
+@click.option("--ablation", is_flag=True, help="Judge each unit as bare, catalog_no_call and full.")
+@click.option(
+    "--dry-run", is_flag=True, help="Print what would be judged and its cost; no request."
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    help="Refuse to start when the estimated cost (USD) is above this.",
+)
+@click.option("--out", type=click.Path(dir_okay=False), help="JSONL to write (not for --dry-run).")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder.")
 @live_dump_option
 def judge(
     paths: tuple[str, ...],
     model: str,
     votes: int,
+    unit: str,
+    selection: str,
+    seed: int,
+    text_steps: bool,
+    subagents: bool,
+    step_chars: int,
     base_url: str | None,
     concurrency: int,
     batch: bool,
     ablation: bool,
-    out: str,
+    dry_run: bool,
+    max_cost: float | None,
+    out: str | None,
     cache_dir: str | None,
     live_catalog: str | None,
 ) -> None:
-    """Grade every turn's tool choice with a ChainPoll judge; one JSON line per turn."""
+    """Grade every step's (or turn's) tool choice with a ChainPoll judge; one JSON line each.
+
+    Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option, the
+    estimate above --max-cost, or the judge cannot start (key, model).
+    """
     from ._judge import JudgeConfig, JudgeError, judge_rendered  # the SDK is slow to import
 
+    if out is None and not dry_run:
+        raise click.UsageError("--out is required (unless --dry-run).")
+    try:
+        parse_step_selection(selection)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--steps") from None
     result = _load_or_exit(paths)
-    live = _live_dump_or_exit(live_catalog)
-    conditions = CONDITIONS if ablation else ("full",)
-    rendered: list[RenderedTurn] = [
-        render_turn(session, turn, condition, live)
-        for session in result.sessions
-        for turn in session.turns
-        for condition in conditions
-    ]
+    rendered = judge_inputs(
+        result.sessions,
+        "turn" if unit == "turn" else "step",
+        CONDITIONS if ablation else ("full",),
+        _live_dump_or_exit(live_catalog),
+        RenderOptions(step_chars=step_chars),
+        selection,
+        text_steps,
+        subagents,
+        seed,
+    )
+    estimate = estimate_run(rendered, votes, model)
+    if dry_run:
+        _print_estimate(estimate, unit, votes)
+        return
+    if not rendered:
+        click.echo(f"Nothing to judge: no {unit} with a model response was found.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    if max_cost is not None:
+        expected = estimate.cost_batch_usd if batch else estimate.cost_cached_usd
+        if expected is None or expected > max_cost:
+            click.echo(
+                f"Not started: the estimated cost, {_dollars(expected)}, is above --max-cost "
+                f"${max_cost:,.2f} (see --dry-run).",
+                err=True,
+            )
+            sys.exit(EXIT_NOTHING_LOADED)
     config = JudgeConfig(
         model=model,
         votes=votes,
@@ -275,7 +370,7 @@ def judge(
         concurrency=concurrency,
         cache_dir=Path(cache_dir) if cache_dir else None,
     )
-    with tqdm(total=len(rendered), unit="turn", disable=None, file=sys.stderr) as bar:
+    with tqdm(total=len(rendered), unit=unit, disable=None, file=sys.stderr) as bar:
         try:
             judgments, stats = asyncio.run(
                 judge_rendered(rendered, config, on_turn=lambda: bar.update(1), batch=batch)
@@ -283,6 +378,7 @@ def judge(
         except JudgeError as error:
             click.echo(str(error), err=True)
             sys.exit(EXIT_NOTHING_LOADED)
+    assert out is not None
     try:
         Path(out).write_text("".join(j.model_dump_json() + "\n" for j in judgments))
     except OSError as error:

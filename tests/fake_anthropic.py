@@ -6,6 +6,7 @@ test knows what each vote will be without asking the code under test.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -83,8 +84,19 @@ def decision_rule(prompt: str, contrary_field: str | None) -> dict[str, str]:
     }
 
 
+def prompt_of(body: dict[str, Any]) -> str:
+    """The user message's text, whether sent as a string or as content blocks."""
+    content = body["messages"][0]["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(block["text"] for block in content if block.get("type") == "text")
+
+
 def _message(
-    model: str, verdict_input: dict[str, Any] | None, tool: str = "record_verdict"
+    model: str,
+    verdict_input: dict[str, Any] | None,
+    tool: str = "record_verdict",
+    usage: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     content = (
         [{"type": "tool_use", "id": "toolu_v", "name": tool, "input": verdict_input}]
@@ -99,13 +111,16 @@ def _message(
         "content": content,
         "stop_reason": "tool_use",
         "stop_sequence": None,
-        "usage": {"input_tokens": 1000, "output_tokens": 100},
+        "usage": usage or {"input_tokens": 1000, "output_tokens": 100},
     }
 
 
 class FakeAnthropic:
     def __init__(self) -> None:  # noqa: C901 (the request handler dispatches every route)
         self.script = Script()
+        self.cached_prefixes: set[str] = set()
+        self.requests_seen = 0
+        self._cache_lock = threading.Lock()
         script = self.script
         outer = self
 
@@ -135,6 +150,7 @@ class FakeAnthropic:
                 return True
 
             def do_GET(self) -> None:
+                outer.requests_seen += 1
                 if not self._authorized():
                     return
                 if self.path.startswith("/v1/models"):
@@ -163,6 +179,7 @@ class FakeAnthropic:
                     self._error(404, "not_found_error", f"no route {self.path}")
 
             def do_POST(self) -> None:  # noqa: C901 (one branch per scripted fault)
+                outer.requests_seen += 1
                 body = json.loads(
                     self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}"
                 )
@@ -210,7 +227,7 @@ class FakeAnthropic:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def _verdict(self, body: dict[str, Any]) -> str:
-        prompt = body["messages"][0]["content"]
+        prompt = prompt_of(body)
         if (
             self.script.split_ask
             and self.script.split_ask in prompt
@@ -222,14 +239,44 @@ class FakeAnthropic:
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("tools", [{}])[0].get("name") == "record_decision":
-            prompt = body["messages"][0]["content"]
+            prompt = prompt_of(body)
             decision = decision_rule(prompt, self.script.contrary_field)
             return _message(body["model"], decision, tool="record_decision")
         verdict = self._verdict(body)
         return _message(
             body["model"],
             {"reasoning": f"Step by step: the choice was {verdict}.", "verdict": verdict},
+            usage=self._usage(body),
         )
+
+    def _usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """Token counts as the API reports them, prompt caching included: the prefix up to a
+        ``cache_control`` block (tools, system, then message blocks) is written on its first
+        request and read afterwards, when it is at least 1,024 tokens (4 characters each)."""
+        blocks = body["messages"][0]["content"]
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        marked = [i for i, block in enumerate(blocks) if "cache_control" in block]
+        head = json.dumps(body.get("tools")) + json.dumps(body.get("system"))
+        cut = marked[-1] + 1 if marked else 0
+        prefix = head + "".join(block["text"] for block in blocks[:cut])
+        rest = "".join(block["text"] for block in blocks[cut:])
+        usage = {"output_tokens": 100, "cache_creation_input_tokens": 0}
+        usage["cache_read_input_tokens"] = 0
+        if marked and len(prefix) // 4 >= 1024:
+            with self._cache_lock:
+                key = hashlib.sha256(prefix.encode()).hexdigest()
+                kind = (
+                    "cache_read_input_tokens"
+                    if key in self.cached_prefixes
+                    else ("cache_creation_input_tokens")
+                )
+                self.cached_prefixes.add(key)
+            usage[kind] = len(prefix) // 4
+            usage["input_tokens"] = len(rest) // 4
+        else:
+            usage["input_tokens"] = (len(prefix) + len(rest)) // 4
+        return usage
 
     def _create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
         batch_id = f"msgbatch_{len(self.script.batches) + 1}"

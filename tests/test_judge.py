@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
-from fake_anthropic import API_KEY, FakeAnthropic
+from fake_anthropic import API_KEY, FakeAnthropic, prompt_of
 
 import analysis
 from analysis._judge import JudgeConfig, JudgeError, judge_rendered
@@ -60,7 +61,7 @@ def test_every_request_carries_the_whole_catalog_and_the_rendered_call(fake, tmp
     run([render_turn(bad_choices, turn)], config(fake, tmp_path))
     assert len(fake.script.messages) == 3
     for body in fake.script.messages:
-        prompt = body["messages"][0]["content"]
+        prompt = prompt_of(body)
         for tool in analysis.baseline_catalog().tools:
             assert f"- {tool.name}: {tool.description}" in prompt
         assert 'WebSearch(query="how to find current git branch")' in prompt
@@ -188,6 +189,9 @@ def test_cli_judge_ablation_writes_the_jsonl_contract(fake, tmp_path):
     assert set(lines[0]) == {
         "session_id",
         "turn_index",
+        "step_index",
+        "message_id",
+        "parent_call_id",
         "score",
         "votes",
         "n_requested",
@@ -209,8 +213,20 @@ def test_cli_judge_ablation_writes_the_jsonl_contract(fake, tmp_path):
         "catalog_no_call": [0.0] * 4,
         "full": [1.0, 0.0, 0.0, 0.0],
     }
-    assert "full: 4 turns, mean TSQ 0.25" in done.stdout
+    assert "full: 4 steps in 4 turns, mean turn TSQ 0.25" in done.stdout
     assert lines[0]["votes"][0]["verdict"] in ("correct", "incorrect")
+    raw = [json.loads(line) for line in sample.read_text().splitlines()]
+    tool_responses = list(
+        dict.fromkeys(
+            r["message"]["id"]
+            for r in raw
+            if r["type"] == "assistant"
+            and any(block["type"] == "tool_use" for block in r["message"]["content"])
+        )
+    )
+    full = [line for line in lines if line["condition"] == "full"]
+    assert [line["message_id"] for line in full] == tool_responses  # one step per turn here
+    assert {line["step_index"] for line in full} == {0}
 
 
 def test_cli_judge_bad_model_and_bad_key_are_one_sentence(fake, tmp_path):
@@ -256,3 +272,108 @@ def test_default_cache_honours_xdg_cache_home(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "tsq-workbench"
+
+
+@pytest.fixture
+def rich():
+    loaded = analysis.load([analysis.sample_data_dir() / "transcripts"])
+    return max(loaded.sessions, key=lambda s: len(list(s.tool_calls())))
+
+
+def test_steps_of_a_session_share_one_cached_prefix(fake, tmp_path, rich):
+    units = analysis.judge_inputs([rich])
+    assert len(units) > 2
+    _, stats = run(units, config(fake, tmp_path, concurrency=1))
+    requests = fake.script.messages
+    assert len(requests) == 3 * len(units)
+    menus = set()
+    for body in requests:
+        menu, step = body["messages"][0]["content"]
+        assert menu["cache_control"] == {"type": "ephemeral"}
+        assert "cache_control" not in step
+        assert menu["text"].startswith("## Available tools (")
+        menus.add(menu["text"])
+    assert len(menus) == 1  # every step of the session sends the same prefix
+    head = json.dumps(requests[0]["tools"]) + json.dumps(requests[0]["system"])
+    prefix_tokens = len(head + menus.pop()) // 4
+    assert stats.cache_write_tokens == prefix_tokens  # written once...
+    assert stats.cache_read_tokens == (len(requests) - 1) * prefix_tokens  # ...then read
+
+
+def test_batch_mode_judges_steps_like_direct_mode(fake, tmp_path, rich):
+    units = analysis.judge_inputs([rich])
+    direct, _ = run(units, config(fake, tmp_path, cache_dir=tmp_path / "direct"))
+    cfg = config(fake, tmp_path, cache_dir=tmp_path / "batch", poll_seconds=0.01)
+    batched, _ = asyncio.run(judge_rendered(units, cfg, batch=True))
+    assert [j.model_dump() for j in batched] == [j.model_dump() for j in direct]
+    assert [(j.turn_index, j.step_index) for j in direct] == [
+        (u.turn_index, u.step_index) for u in units
+    ]
+
+
+def _judge_cli(fake, tmp_path, *extra, model="claude-haiku-judge-3"):
+    sample = analysis.sample_data_dir() / "transcripts"
+    return _tsq(
+        "judge",
+        str(sample),
+        "--model",
+        model,
+        "--base-url",
+        fake.url,
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        *extra,
+    )
+
+
+def test_dry_run_prints_the_estimate_and_makes_no_request(fake, tmp_path):
+    done = _judge_cli(fake, tmp_path, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    loaded = analysis.load([analysis.sample_data_dir() / "transcripts"])
+    steps = sum(1 for s in loaded.sessions for t in s.turns for m in t.messages if m.tool_calls)
+    assert f"{steps} steps from {len(loaded.sessions)} sessions" in done.stdout
+    assert f"x 3 votes = {3 * steps} requests" in done.stdout
+    assert "with prompt caching" in done.stdout or "with it" in done.stdout
+    assert "with --batch" in done.stdout
+    assert fake.script.messages == []
+    assert fake.requests_seen == 0  # not even the models list
+
+
+def test_max_cost_refuses_above_the_estimate(fake, tmp_path):
+    import re
+
+    dry = _judge_cli(fake, tmp_path, "--dry-run")
+    cached = float(re.search(r"\$([\d.]+) with it", dry.stdout).group(1))
+    out = str(tmp_path / "out.jsonl")
+    refused = _judge_cli(fake, tmp_path, "--out", out, "--max-cost", f"{cached / 2}")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().startswith("Not started: the estimated cost")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert fake.script.messages == []
+    allowed = _judge_cli(fake, tmp_path, "--out", out, "--max-cost", f"{cached * 2 + 0.01}")
+    assert allowed.returncode == 0, allowed.stderr
+    assert fake.script.messages
+    unknown = _judge_cli(
+        fake, tmp_path, "--out", out, "--max-cost", "100", model="claude-judge-4-5"
+    )
+    assert unknown.returncode == 2
+    assert "unknown" in unknown.stderr
+
+
+def test_step_selection_first_and_seeded_sample(rich):
+    every = analysis.select_steps(rich)
+    firsts = analysis.select_steps(rich, "first")
+    expected_firsts = [
+        (t.index, next(i for i, m in enumerate(t.messages) if m.tool_calls))
+        for t in rich.turns
+        if any(m.tool_calls for m in t.messages)
+    ]
+    assert [(s.turn.index, s.index) for s in firsts] == expected_firsts
+    picked = [(s.turn.index, s.index) for s in analysis.select_steps(rich, "sample:2")]
+    again = [(s.turn.index, s.index) for s in analysis.select_steps(rich, "sample:2")]
+    assert picked == again
+    assert len(picked) == 2
+    assert set(picked) <= {(s.turn.index, s.index) for s in every}
+    assert picked == sorted(picked)
+    with pytest.raises(ValueError, match="not all, first or sample:N"):
+        analysis.select_steps(rich, "sample:0")

@@ -1,0 +1,108 @@
+"""Steps on real sessions: one judged unit per model response that called a tool.
+
+Expected counts and call names come from the raw transcript lines, never from the loader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import analysis
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude-code"
+TRANSCRIPTS = sorted(p for p in CORPUS.glob("*/*.jsonl"))
+OUTPUT_HEADING = "## Model output (the step being judged)\n"
+
+
+def tool_uses_by_response(path: Path) -> dict[str, list[str]]:
+    """Main-chain model responses with at least one tool_use block: id -> tool names."""
+    responses: dict[str, list[str]] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        message = record["message"]
+        content = message.get("content")
+        names = [
+            block["name"]
+            for block in (content if isinstance(content, list) else [])
+            if block.get("type") == "tool_use"
+        ]
+        if names:
+            responses.setdefault(message["id"], []).extend(names)
+    return responses
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    if not TRANSCRIPTS:
+        pytest.skip("../shared/corpus is not there")
+    return {Path(s.source).name: s for s in analysis.load(TRANSCRIPTS).sessions}
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name)
+def test_one_step_per_tool_calling_response(corpus, path):
+    session = corpus[path.name]
+    expected = tool_uses_by_response(path)
+    units = analysis.judge_inputs([session])
+    assert [u.message_id for u in units] == list(expected)
+    budget = analysis.RenderOptions().step_chars
+    known = {name for names in expected.values() for name in names}
+    for unit in units:
+        text = unit.unit_text()
+        assert len(text) <= budget
+        output = text.split(OUTPUT_HEADING, 1)[1].split("\n## Cut to fit\n", 1)[0]
+        called = re.findall(r"^(\w+)\(", output, re.MULTILINE)
+        assert [name for name in called if name in known] == expected[unit.message_id]
+
+
+def test_subagent_steps_sit_under_the_spawning_call(corpus):
+    session = corpus["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+    subagent_file = CORPUS / "spotter" / session.session_id / "subagents" / "agent-a881341.jsonl"
+    expected = {
+        json.loads(line)["message"]["id"]
+        for line in subagent_file.read_text().splitlines()
+        if json.loads(line).get("type") == "assistant"
+        and any(
+            block.get("type") == "tool_use"
+            for block in json.loads(line)["message"]["content"]
+            if isinstance(block, dict)
+        )
+    }
+    units = analysis.judge_inputs([session], subagents=True)
+    nested = [u for u in units if u.parent_call_id is not None]
+    assert {u.message_id for u in nested} == expected
+    for unit in nested:
+        spawner = next(c for c in session.tool_calls() if c.id == unit.parent_call_id)
+        assert spawner.name in ("Task", "Agent")
+        assert unit.ask.startswith("(a subagent, spawned by ")
+        assert unit.prior_context == ""
+        assert len(unit.unit_text()) <= analysis.RenderOptions().step_chars
+
+
+def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(corpus):
+    session = corpus["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+    turn = max(session.turns, key=lambda t: len(t.messages))
+    last = len(turn.messages) - 1
+    while not turn.messages[last].tool_calls:
+        last -= 1
+    unit = analysis.render_step(session, turn, last)
+    assert f"[step {last - 1}]" in unit.trajectory  # the step just before is always there
+    left_out = re.search(r"\((\d+) earlier steps left out\)", unit.trajectory)
+    assert left_out is not None
+    shown = len(re.findall(r"^\[step \d+\]", unit.trajectory, re.MULTILINE))
+    assert int(left_out.group(1)) + shown == last
+    assert any("earlier steps of this turn left out" in cut for cut in unit.cuts)
+    assert "## Cut to fit" in unit.unit_text()
+    whole_turn = analysis.render_turn(session, turn).prompt_text()
+    assert len(whole_turn) > 3 * len(unit.unit_text())
+
+
+def test_a_step_that_is_not_there_is_a_clear_error(corpus):
+    session = corpus["short.jsonl"]
+    with pytest.raises(ValueError, match="turn 0 has no step 99"):
+        analysis.render_step(session, session.turns[0], 99)
