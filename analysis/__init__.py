@@ -13,7 +13,7 @@ from ._catalogs import (
     merge_catalogs,
 )
 from ._frames import sessions_frame, tool_calls_frame, turns_frame
-from ._judgments import ExternalColumns, load_judgments
+from ._judgments import ExternalColumns, load_judgments, merge_judgments
 from ._labels import (
     FieldSpec,
     LabelConfig,
@@ -202,6 +202,7 @@ __all__ = [
     "load_live_dump",
     "load_study",
     "merge_catalogs",
+    "merge_judgments",
     "pair_agreement",
     "propose",
     "raw_agreement_chart",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -70,6 +71,19 @@ def load_judgments(
             )
         )
     return judgments
+
+
+def merge_judgments(*groups: Sequence[TurnJudgment]) -> list[TurnJudgment]:
+    """One judgment per step (or turn) and condition, first seen first; a later group's wins.
+
+    A file of ``tsq judge --out`` found among the inputs, then one given explicitly: the
+    explicit one is the newer word on the same unit.
+    """
+    merged: dict[tuple[str, int, int | None, str | None, str], TurnJudgment] = {}
+    for group in groups:
+        for judgment in group:
+            merged[judgment.key] = judgment
+    return list(merged.values())
 
 
 def _own_judgments(source: Path) -> list[TurnJudgment]:

@@ -16,7 +16,7 @@ from tqdm import tqdm
 from ._agreement import AgreementReport, agreement_report
 from ._catalogs import load_live_dump
 from ._cost import RunEstimate, RunStats, estimate_run
-from ._judgments import load_judgments
+from ._judgments import load_judgments, merge_judgments
 from ._labels import LabelError, read_config
 from ._lint import lint as lint_sessions
 from ._loader import load
@@ -599,15 +599,6 @@ def adjudicate(
         sys.exit(1)
 
 
-def _merged(*groups: list[TurnJudgment]) -> list[TurnJudgment]:
-    """One judgment per (session, turn, condition); a later group's wins."""
-    merged: dict[tuple[str, int, str], TurnJudgment] = {}
-    for group in groups:
-        for judgment in group:
-            merged[(judgment.session_id, judgment.turn_index, judgment.condition)] = judgment
-    return list(merged.values())
-
-
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
@@ -638,7 +629,7 @@ def report(
     from ._html_report import build_report, study_sections  # Altair, vl-convert: on use
 
     result = _load_or_exit(paths)
-    judged = _merged(result.judgments, _judgments_or_exit(judgments))
+    judged = merge_judgments(result.judgments, _judgments_or_exit(judgments))
     findings = lint_sessions(result.sessions, judged)
     extra = []
     labelled = ""

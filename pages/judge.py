@@ -7,7 +7,7 @@ import streamlit as st
 
 import analysis
 from analysis._charts import ablation_chart
-from analysis._judge import estimate_run
+from analysis._cost import estimate_run
 from analysis._views import ablation_table
 from workbench_ui import chart_downloads, data_source
 
@@ -18,7 +18,26 @@ ids = st.multiselect("Sessions", [s.session_id for s in sessions], key="judge_se
 model = st.text_input(
     "Judge model (id or display name)", value="claude-sonnet-4-5", key="judge_model"
 )
-votes = st.slider("Votes per turn", 1, 10, 3, key="judge_votes")
+votes = st.slider("Votes per step", 1, 10, 3, key="judge_votes")
+left, right = st.columns(2)
+unit = (
+    left.segmented_control(
+        "Unit",
+        ["step", "turn"],
+        default="step",
+        key="judge_unit",
+        help="A step is one model response that called tools; a turn is everything after one ask.",
+    )
+    or "step"
+)
+selection = right.text_input(
+    "Steps",
+    value="all",
+    key="judge_steps",
+    help="all, first (after each ask) or sample:N",
+    disabled=unit == "turn",
+)
+subagents = st.toggle("Also judge the subagents' steps", key="judge_subagents")
 ablation = st.toggle(
     "Ablation: bare / catalog without call / full", value=True, key="judge_ablation"
 )
@@ -26,12 +45,24 @@ base_url = st.text_input("Base URL (optional)", key="judge_base_url") or None
 
 chosen = [s for s in sessions if s.session_id in ids]
 conditions = analysis.CONDITIONS if ablation else ("full",)
-rendered = [analysis.render_turn(s, t, c) for s in chosen for t in s.turns for c in conditions]
-estimate = estimate_run(rendered, votes, model)
-cost = f"about ${estimate.cost_usd:.2f}" if estimate.cost_usd is not None else "cost unknown"
+try:
+    units = analysis.judge_inputs(
+        chosen, unit, conditions, selection=selection, subagents=subagents
+    )
+except ValueError as error:
+    st.error(f"Steps: {error}.")
+    st.stop()
+estimate = estimate_run(units, votes, model)
+
+
+def dollars(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
 st.caption(
-    f"{len(rendered)} judged turns x {votes} votes = {estimate.calls} calls, "
-    f"about {estimate.input_tokens:,} input tokens, {cost}; cached votes are not asked again."
+    f"{estimate.units} {unit}s x {votes} votes = {estimate.requests} requests, about "
+    f"{estimate.input_tokens:,} input tokens; cost {dollars(estimate.cost_usd)} "
+    f"({dollars(estimate.cost_cached_usd)} with prompt caching). Cached votes are not asked again."
 )
 
 secret_key = st.secrets.get("ANTHROPIC_API_KEY") if st.secrets.load_if_toml_exists() else None
@@ -41,26 +72,27 @@ if not api_key:
         "No API key: set ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml "
         "to run the judge. Everything else in the workbench works without one."
     )
-elif st.button("Run the judge", disabled=not chosen, key="judge_run"):
-    rendered = [analysis.render_turn(s, t, c) for s in chosen for t in s.turns for c in conditions]
+elif st.button("Run the judge", disabled=not units, key="judge_run"):
     bar = st.progress(0.0, text="Judging…")
     done = [0]
 
     def advance() -> None:
         done[0] += 1
-        bar.progress(done[0] / len(rendered), text=f"Judged {done[0]} of {len(rendered)}")
+        bar.progress(done[0] / len(units), text=f"Judged {done[0]} of {len(units)}")
 
     config = analysis.JudgeConfig(model=model, votes=votes, base_url=base_url, api_key=api_key)
     try:
-        results, stats = asyncio.run(analysis.judge_rendered(rendered, config, on_turn=advance))
+        results, stats = asyncio.run(analysis.judge_rendered(units, config, on_turn=advance))
     except analysis.JudgeError as error:
         st.error(str(error))
     else:
-        st.session_state["judge_results"] = [
-            *st.session_state.get("judge_results", []),
-            *results,
-        ]
-        st.success(f"Judged {len(results)} turns; {stats.cache_hits} votes from cache.")
+        st.session_state["judge_results"] = analysis.merge_judgments(
+            st.session_state.get("judge_results", []), results
+        )
+        st.success(
+            f"Judged {len(results)} {unit}s; {stats.cache_hits} votes from cache, "
+            f"{stats.cache_read_tokens:,} input tokens read from the prompt cache."
+        )
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:

@@ -162,10 +162,10 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
         at.multiselect(key="judge_sessions").set_value([BAD]).run()
         at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
         at.text_input(key="judge_base_url").set_value(fake.url).run()
-        assert "12 judged turns x 3 votes = 36 calls" in at.caption[0].value
+        assert "12 steps x 3 votes = 36 requests" in at.caption[0].value  # 4 steps, 3 conditions
         at.button(key="judge_run").click().run()
         assert not at.exception
-        assert "Judged 12 turns" in at.success[0].value
+        assert "Judged 12 steps" in at.success[0].value
         assert len(fake.script.messages) == 36
     fresh = at.session_state["judge_results"]
     assert sorted({j.condition for j in fresh}) == ["bare", "catalog_no_call", "full"]
