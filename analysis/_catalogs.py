@@ -13,14 +13,11 @@ from datetime import datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ._catalog import catalog_from_document, read_catalog_file
-from ._models import ParseIssue, Session, ToolCatalog, ToolDef, Turn
-
-CatalogBasis = Literal["trace", "baseline", "baseline+live"]
+from ._models import CatalogBasis, ParseIssue, Session, ToolCatalog, ToolDef, Turn
 
 
 @cache
@@ -92,7 +89,7 @@ def catalog_for_turn(session: Session, turn: Turn, live: ToolCatalog | None = No
     if traced is not None:
         return TurnCatalog(
             catalog=traced,
-            basis="trace",
+            basis=traced.exported_basis or "trace",
             captured_at=traced.captured_at,
             note=f"the catalog the input carried ({traced.source})",
         )

@@ -6,6 +6,7 @@ import gc
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from ._catalog import catalog_from_document, looks_like_catalog, read_catalog_file
 from ._claude_code import (
     SUBAGENTS_DIR,
+    ParsedTranscript,
     looks_like_claude_code,
     parse_claude_code,
 )
@@ -175,6 +177,19 @@ class _RepeatedHistory:
                 self.response_sources[message["id"]] = source
 
 
+def _span(parsed: ParsedTranscript) -> tuple[datetime, datetime]:
+    """When a transcript's conversation began and ended (its first and last turn). A resumed
+    session begins with the history it repeats, so it ties on the start and ends later."""
+    moments = [
+        datetime.fromisoformat(turn["timestamp"])
+        for turn in (parsed.session or {}).get("turns", [])
+        if turn.get("timestamp")
+    ]
+    aware = [m if m.tzinfo else m.replace(tzinfo=UTC) for m in moments]
+    latest = datetime.max.replace(tzinfo=UTC)
+    return min(aware, default=latest), max(aware, default=latest)
+
+
 class _Loader:
     def __init__(self, max_result_chars: int | None) -> None:
         self.max_result_chars = max_result_chars
@@ -182,9 +197,12 @@ class _Loader:
         self.catalogs_by_folder: dict[Path, list[ToolCatalog]] = {}
         self.openai_by_folder: dict[Path, list[Session]] = {}
         self.history = _RepeatedHistory()
+        self.transcripts: list[tuple[ParsedTranscript, Path]] = []
+        self.file_order: dict[str, int] = {}
 
     def load_file(self, path: Path, display: str) -> None:
         self.result.files_read += 1
+        self.file_order.setdefault(display, len(self.file_order))
         try:
             data = path.read_bytes()
         except OSError as error:
@@ -223,8 +241,7 @@ class _Loader:
                 self.result.issues.extend(context.issues)
                 self._issue(display, None, "is a Claude Code transcript with no conversation in it")
                 return
-            self.history.drop_repeats(parsed.session, parsed.ask_uuids)
-            self._add_session(parsed.session, path.parent)
+            self.transcripts.append((parsed, path.parent))
         elif kind == "otlp":
             for _line, document in iter_jsonl(data, display, self.result.issues):
                 self._add_otlp(document, display, path)
@@ -263,12 +280,13 @@ class _Loader:
             self._issue(display, None, "a line that is not an OTLP/JSON document; skipped")
             return
         context = self._context(display)
-        sessions = parse_otlp(document, context)
+        sessions, judgments = parse_otlp(document, context)
         if not sessions:
             self.result.issues.extend(context.issues)
             self._issue(display, None, "is an OTLP/JSON document with no spans")
         for raw in sessions:
             self._add_session(raw, path.parent)
+        self.result.judgments.extend(judgments)
 
     def _load_json_document(self, path: Path, display: str, data: bytes) -> None:
         if data.lstrip()[:1] == b"[":
@@ -311,6 +329,16 @@ class _Loader:
             "is not a transcript this workbench reads (Claude Code JSONL, OpenAI-format "
             "trajectories, OTLP/JSON traces) nor a tool catalog",
         )
+
+    def add_transcripts(self) -> None:
+        """Claude Code sessions, once every file is read, oldest first: the session that was
+        resumed keeps the history its continuation repeats, whichever file sorts first. The
+        sessions are then listed in file order."""
+        for parsed, folder in sorted(self.transcripts, key=lambda item: _span(item[0])):
+            assert parsed.session is not None
+            self.history.drop_repeats(parsed.session, parsed.ask_uuids)
+            self._add_session(parsed.session, folder)
+        self.result.sessions.sort(key=lambda s: self.file_order.get(s.source, len(self.file_order)))
 
     def attach_catalogs(self, explicit: ToolCatalog | None) -> None:
         """Give catalog-less OpenAI-format sessions the explicit catalog, or the one beside them."""
@@ -362,5 +390,6 @@ def load(
     with _cyclic_gc_paused():
         for path, display in files:
             loader.load_file(path, display)
+    loader.add_transcripts()
     loader.attach_catalogs(explicit)
     return loader.result

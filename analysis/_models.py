@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace"]
+CatalogBasis = Literal["trace", "baseline", "baseline+live"]
 SubagentSource = Literal["file", "progress", "sidechain"]
 Condition = Literal["full", "catalog_no_call", "bare"]
 JudgeUnit = Literal["step", "turn"]
@@ -55,6 +56,9 @@ class ToolCatalog(_Model):
     tools: list[ToolDef] = Field(default_factory=list)
     source: str | None = None
     captured_at: datetime | None = None
+    exported_basis: CatalogBasis | None = None
+    """For a menu read back from our own export: what it was judged as before (a baseline
+    menu stays ``baseline``), so a round trip keeps every step's catalog basis."""
 
     def names(self) -> list[str]:
         return [tool.name for tool in self.tools]

@@ -1,8 +1,13 @@
 """OTLP/JSON traces as sessions: OTel GenAI, Pydantic AI and OpenInference conventions.
 
 Spans are grouped into sessions by conversation id (``gen_ai.conversation.id``, or
-OpenInference's ``session.id``) and into turns by trace. A turn's ask, output, tool calls and
-catalog come from its model span; results come from ``execute_tool`` / TOOL spans. A value
+OpenInference's ``session.id``) and into turns by trace. Each chat (LLM) span is one model
+response of its turn, in start order (ties: ``tsq.step.index``, then document order); the
+turn's ask and catalog come from the first. Calls come from each response's output and from
+``execute_tool`` / TOOL spans, which also give their results. An ``invoke_agent`` span under an
+``execute_tool`` span is a subagent spawned by that call: the chat and tool spans under it
+are its own. ``gen_ai.evaluation.result`` events named ``tool_selection_quality`` become
+judgments of the step (chat span) or turn (root ``invoke_agent`` span) they are on. A value
 that should be JSON and is not becomes an issue, and the rest of the span is still used.
 """
 
@@ -11,15 +16,20 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from ._catalog import tool_def_fields
 from ._context import ParseContext
-from ._models import ToolCall
+from ._models import EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
+from ._otlp import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from ._render import EXPANSION_PREFIX, render_call
 
 _OPENINFERENCE_INDEX = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
+_LAST = 1 << 62
+_LABEL_SCORES = {"correct": 1.0, "incorrect": 0.0}
 
 
 def looks_like_otlp(document: Any) -> bool:
@@ -33,7 +43,7 @@ def _value(node: Any) -> Any:
         if key in node:
             return node[key]
     if "intValue" in node:
-        return int(node["intValue"])
+        return _int(node["intValue"])
     if "arrayValue" in node:
         return [_value(v) for v in node["arrayValue"].get("values", [])]
     if "kvlistValue" in node:
@@ -41,17 +51,51 @@ def _value(node: Any) -> Any:
     return None
 
 
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {
+        a["key"]: _value(a.get("value"))
+        for a in items
+        if isinstance(a, dict) and isinstance(a.get("key"), str)
+    }
+
+
+@dataclass(frozen=True)
+class _Event:
+    name: str
+    attributes: dict[str, Any]
+    time: int
+
+
 class _Span:
-    def __init__(self, raw: dict[str, Any], scope: str) -> None:
+    def __init__(
+        self, raw: dict[str, Any], scope: str, position: int, context: ParseContext
+    ) -> None:
         self.trace_id = str(raw.get("traceId", ""))
         self.span_id = str(raw.get("spanId", ""))
         self.parent_id = str(raw.get("parentSpanId", "") or "")
         self.name = str(raw.get("name", ""))
         self.scope = scope
-        self.start = int(raw.get("startTimeUnixNano", 0) or 0)
-        self.attributes = {
-            a["key"]: _value(a.get("value")) for a in raw.get("attributes", []) if "key" in a
-        }
+        self.position = position
+        self.start = _int(raw.get("startTimeUnixNano"))
+        self.attributes = _attributes(raw.get("attributes"))
+        self.events = []
+        events = raw.get("events")
+        for event in events if isinstance(events, list) else []:
+            if not isinstance(event, dict):
+                context.issue(None, f"span {self.span_id}: an event that is not an object; skipped")
+                continue
+            attributes = _attributes(event.get("attributes"))
+            time = _int(event.get("timeUnixNano"))
+            self.events.append(_Event(str(event.get("name", "")), attributes, time))
 
     @property
     def operation(self) -> str:
@@ -70,19 +114,29 @@ class _Span:
 
     @property
     def started(self) -> str | None:
-        if not self.start:
-            return None
-        return datetime.fromtimestamp(self.start / 1e9, UTC).isoformat()
+        return _iso(self.start)
 
 
-def _spans(document: dict[str, Any]) -> list[_Span]:
+def _iso(nanos: int) -> str | None:
+    return datetime.fromtimestamp(nanos / 1e9, UTC).isoformat() if nanos else None
+
+
+def _spans(document: dict[str, Any], context: ParseContext) -> list[_Span]:
     spans: list[_Span] = []
     for resource in document.get("resourceSpans", []):
+        if not isinstance(resource, dict):
+            continue
         for scope_spans in resource.get("scopeSpans", []) or resource.get(
             "instrumentationLibrarySpans", []
         ):
+            if not isinstance(scope_spans, dict):
+                continue
             scope = str((scope_spans.get("scope") or {}).get("name", ""))
-            spans.extend(_Span(raw, scope) for raw in scope_spans.get("spans", []))
+            for raw in scope_spans.get("spans", []):
+                if isinstance(raw, dict):
+                    spans.append(_Span(raw, scope, len(spans), context))
+                else:
+                    context.issue(None, "a span that is not an object; skipped")
     return spans
 
 
@@ -236,93 +290,339 @@ def _ask_of(message: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def _strip_rendered_calls(text: str, calls: list[dict[str, Any]]) -> str:
-    """Our own exports render each call into the output text; take those lines back out."""
-    rendered = {render_call(ToolCall.model_validate(call)) for call in calls}
-    return "\n".join(line for line in text.splitlines() if line not in rendered)
+    """Our own exports end a response's text with its calls rendered (default render
+    options), one a line; take them back out. Text that does not end that way (other
+    producers') is kept as it is."""
+    if not calls:
+        return text
+    rendered = "\n".join(render_call(ToolCall.model_validate(call)) for call in calls)
+    if text == rendered:
+        return ""
+    return text[: -len(rendered) - 1] if text.endswith(f"\n{rendered}") else text
 
 
-def _turn(spans: list[_Span], index: int, context: ParseContext) -> tuple[dict[str, Any], Any]:
-    model_span = next((s for s in spans if s.operation == "chat"), None)
-    tool_spans = [s for s in spans if s.operation == "execute_tool"]
-    ask, text, model, calls, catalog = "", "", None, [], None
-    expanded: str | None = None
-    if model_span is not None:
-        inputs = _messages(model_span, "gen_ai.input.messages", "input_messages", context)
-        users = [m for m in inputs if m.get("role") == "user"]
-        ask, expanded = _ask_of(users[-1]) if users else ("", None)
-        outputs = _messages(model_span, "gen_ai.output.messages", "output_messages", context)
-        calls = _calls_from_output(outputs, model_span, context)
+def _step_order(span: _Span) -> tuple[int, int, int]:
+    step = span.attributes.get("tsq.step.index")
+    return span.start, step if isinstance(step, int) else _LAST, span.position
+
+
+def _score(attributes: dict[str, Any]) -> float | None:
+    """The event's score from 0 to 1: its value, else its label (correct / incorrect)."""
+    value = attributes.get("gen_ai.evaluation.score.value")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        score: float | None = float(value)
+    else:
+        label = attributes.get("gen_ai.evaluation.score.label")
+        score = _LABEL_SCORES.get(label.lower()) if isinstance(label, str) else None
+    return score if score is not None and 0 <= score <= 1 else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _text(value: Any, default: str) -> str:
+    return value if isinstance(value, str) and value else default
+
+
+@dataclass(frozen=True)
+class _Step:
+    """Where a judged span sits: its turn's step, or the whole turn (``index`` None)."""
+
+    index: int | None = None
+    message_id: str | None = None
+    parent_call_id: str | None = None
+
+
+class _Turn:
+    """One trace rebuilt as a turn: its runs (the turn's own, and each subagent's) as steps."""
+
+    def __init__(
+        self, spans: list[_Span], session_id: str, index: int, context: ParseContext
+    ) -> None:
+        self.session_id, self.index, self.context = session_id, index, context
+        self.by_id = {span.span_id: span for span in spans if span.span_id}
+        self.judgments: list[TurnJudgment] = []
+        self.catalogs: dict[int, list[dict[str, Any]] | None] = {}
+        self.chats: dict[str, list[_Span]] = defaultdict(list)
+        self.tools: dict[str, list[_Span]] = defaultdict(list)
+        self.spawned: dict[str, _Span] = {}
+        self.roots: list[_Span] = []
+        for span in sorted(spans, key=_step_order):
+            self._place(span)
+
+    def _place(self, span: _Span) -> None:
+        if span.operation == "chat":
+            self.chats[self._run_of(span)].append(span)
+        elif span.operation == "execute_tool":
+            self.tools[self._run_of(span)].append(span)
+        elif span.operation == "invoke_agent":
+            spawner = self._spawner(span)
+            if spawner is not None:
+                self.spawned.setdefault(spawner.span_id, span)
+            elif self._run_of(span) == "":
+                self.roots.append(span)
+
+    def _ancestors(self, span: _Span) -> Iterator[_Span]:
+        seen = {span.span_id}
+        parent = self.by_id.get(span.parent_id)
+        while parent is not None and parent.span_id not in seen:
+            seen.add(parent.span_id)
+            yield parent
+            parent = self.by_id.get(parent.parent_id)
+
+    def _spawner(self, agent: _Span) -> _Span | None:
+        """The ``execute_tool`` span an ``invoke_agent`` span runs under, if it is a subagent."""
+        for ancestor in self._ancestors(agent):
+            if ancestor.operation == "execute_tool":
+                return ancestor
+            if ancestor.operation == "invoke_agent":
+                return None
+        return None
+
+    def _run_of(self, span: _Span) -> str:
+        """The span id of the subagent run ``span`` belongs to; "" for the turn's own run."""
+        for ancestor in self._ancestors(span):
+            if ancestor.operation == "invoke_agent" and self._spawner(ancestor) is not None:
+                return ancestor.span_id
+        return ""
+
+    def first_chat(self) -> _Span | None:
+        """The turn's first model response: its ask and menu are the turn's."""
+        return next(iter(self.chats.get("", [])), None)
+
+    def catalog_of(self, span: _Span | None) -> list[dict[str, Any]] | None:
+        """The menu a span carries, read once per span (so a bad one is one issue)."""
+        if span is None:
+            return None
+        if span.position not in self.catalogs:
+            self.catalogs[span.position] = _catalog(span, self.context)
+        return self.catalogs[span.position]
+
+    def messages(self, run: str, parent_call_id: str | None) -> list[dict[str, Any]]:
+        """The responses of one run, in order, with their calls, results and subagents."""
+        chats = self.chats.get(run, [])
+        messages = []
+        for position, span in enumerate(chats):
+            message = self._message(span)
+            messages.append(message)
+            self._judge(span, _Step(position, message["id"], parent_call_id))
+        calls = {call["id"]: call for message in messages for call in message["tool_calls"]}
+        for tool in self.tools.get(run, []):
+            call = self._call(tool, calls, chats, messages)
+            agent = self.spawned.get(tool.span_id)
+            if agent is not None:
+                call["subagent"] = self._subagent(agent, call["id"])
+        return messages
+
+    def _message(self, span: _Span) -> dict[str, Any]:
+        outputs = _messages(span, "gen_ai.output.messages", "output_messages", self.context)
+        calls = _calls_from_output(outputs, span, self.context)
         text = _strip_rendered_calls("\n".join(_text_of_parts(m) for m in outputs), calls)
-        model = model_span.attributes.get("gen_ai.request.model") or model_span.attributes.get(
-            "llm.model_name"
-        )
-        catalog = _catalog(model_span, context)
-    known = {call["id"] for call in calls}
-    for span in tool_spans:
-        call_id = span.attributes.get("gen_ai.tool.call.id") or span.span_id
-        if call_id not in known:
-            arguments = _json_attribute(span, "gen_ai.tool.call.arguments", context)
-            calls.append(
-                {
-                    "id": str(call_id),
-                    "name": str(span.attributes.get("gen_ai.tool.name") or span.name),
-                    "input": arguments if isinstance(arguments, dict) else {},
-                }
-            )
-            known.add(str(call_id))
+        model = span.attributes.get("gen_ai.request.model") or span.attributes.get("llm.model_name")
+        return {
+            "id": _text(span.attributes.get("gen_ai.response.id"), span.span_id),
+            "model": model if isinstance(model, str) else None,
+            "text": text,
+            "tool_calls": calls,
+            "timestamp": span.started,
+        }
+
+    def _call(
+        self,
+        span: _Span,
+        calls: dict[str, dict[str, Any]],
+        chats: list[_Span],
+        messages: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The call a tool span ran, with its result: one a response named, or a new one
+        given to the latest response before it (to a response of its own when none was)."""
+        call_id = str(span.attributes.get("gen_ai.tool.call.id") or span.span_id)
+        call = calls.get(call_id)
+        if call is None:
+            arguments = _json_attribute(span, "gen_ai.tool.call.arguments", self.context)
+            call = {
+                "id": call_id,
+                "name": str(span.attributes.get("gen_ai.tool.name") or span.name),
+                "input": arguments if isinstance(arguments, dict) else {},
+            }
+            calls[call_id] = call
+            if not messages:
+                messages.append({"id": f"{span.trace_id}-0", "tool_calls": []})
+            before = [i for i, chat in enumerate(chats) if chat.start <= span.start]
+            messages[before[-1] if before else 0]["tool_calls"].append(call)
         result = span.attributes.get("gen_ai.tool.call.result", span.attributes.get("output.value"))
         if result is not None:
-            call = next(c for c in calls if c["id"] == str(call_id))
-            call["result"] = context.tool_result(
+            call["result"] = self.context.tool_result(
                 result if isinstance(result, str) else json.dumps(result),
                 span.attributes.get("tsq.tool.call.is_error") is True,
             )
-    first = min(spans, key=lambda s: s.start)
-    message = {
-        "id": f"{first.trace_id}-0",
-        "model": model if isinstance(model, str) else None,
-        "text": text,
-        "tool_calls": calls,
-    }
+            cut = span.attributes.get("tsq.tool.call.result.truncated_from")
+            if isinstance(cut, int) and "truncated_from" not in call["result"]:
+                call["result"]["truncated_from"] = cut
+        return call
+
+    def _subagent(self, agent: _Span, call_id: str) -> dict[str, Any]:
+        messages = self.messages(agent.span_id, call_id)
+        user = self._last_user(agent, next(iter(self.chats.get(agent.span_id, [])), None))
+        source = agent.attributes.get("tsq.subagent.source")
+        agent_id = agent.attributes.get("gen_ai.agent.id")
+        return {
+            "agent_id": agent_id if isinstance(agent_id, str) else None,
+            "source": source if source in get_args(SubagentSource) else "sidechain",
+            "prompt": _text_of_parts(user) if user is not None else "",
+            "messages": messages,
+        }
+
+    def _last_user(self, *spans: _Span | None) -> dict[str, Any] | None:
+        """The last user message of the first of ``spans`` that was given one."""
+        for span in spans:
+            if span is None:
+                continue
+            inputs = _messages(span, "gen_ai.input.messages", "input_messages", self.context)
+            users = [m for m in inputs if m.get("role") == "user"]
+            if users:
+                return users[-1]
+        return None
+
+    def ask(self) -> tuple[str, str | None]:
+        """What the first response was asked; in a turn with no response, the root span."""
+        user = self._last_user(self.first_chat(), *self.roots)
+        return _ask_of(user) if user is not None else ("", None)
+
+    def events(self) -> list[dict[str, Any]]:
+        """Turn events (``tsq.turn.event``) and turn-level judgments from the root spans."""
+        events = []
+        for root in self.roots:
+            self._judge(root, _Step())
+            for event in root.events:
+                if event.name != TURN_EVENT:
+                    continue
+                kind = event.attributes.get("tsq.turn.event.kind")
+                if kind not in get_args(EventKind):
+                    self.context.issue(
+                        None, f"span {root.span_id}: a turn event of unknown kind {kind!r}; skipped"
+                    )
+                    continue
+                text = event.attributes.get("tsq.turn.event.text")
+                events.append(
+                    {
+                        "kind": kind,
+                        "text": text if isinstance(text, str) else "",
+                        "timestamp": _iso(event.time),
+                    }
+                )
+        return events
+
+    def _judge(self, span: _Span, step: _Step) -> None:
+        """Each ``tool_selection_quality`` evaluation event on ``span`` as a judgment."""
+        for event in span.events:
+            name = event.attributes.get("gen_ai.evaluation.name")
+            if event.name != EVALUATION_EVENT or str(name).lower() != EVALUATION_NAME:
+                continue
+            score = _score(event.attributes)
+            if score is None:
+                self.context.issue(
+                    None,
+                    f"span {span.span_id}: a {EVALUATION_NAME} evaluation without a score "
+                    "from 0 to 1 (value, or label correct/incorrect); skipped",
+                )
+                continue
+            self.judgments.append(self._judgment(event.attributes, score, span, step))
+
+    def _judgment(
+        self, attributes: dict[str, Any], score: float, span: _Span, step: _Step
+    ) -> TurnJudgment:
+        explanation = attributes.get("gen_ai.evaluation.explanation")
+        requested = _count(attributes.get("tsq.evaluation.votes.requested"))
+        valid = min(_count(attributes.get("tsq.evaluation.votes.valid")), requested)
+        catalog = self.catalog_of(span if step.index is not None else self.first_chat())
+        return TurnJudgment(
+            session_id=self.session_id,
+            turn_index=self.index,
+            step_index=step.index,
+            message_id=step.message_id,
+            parent_call_id=step.parent_call_id,
+            score=score,
+            votes=[
+                Vote(
+                    verdict="correct" if score >= 0.5 else "incorrect",
+                    reasoning=explanation if isinstance(explanation, str) else "",
+                )
+            ],
+            n_requested=requested,
+            n_valid=valid,
+            n_discarded=requested - valid,
+            model=_text(attributes.get("tsq.evaluation.model"), "external"),
+            rubric_version=_text(attributes.get("tsq.evaluation.rubric_version"), "external"),
+            condition="full",
+            catalog_size=len(catalog or []),
+            call_rendered=True,
+            context_chars=0,
+        )
+
+
+def _turn_order(spans: list[_Span]) -> tuple[int, int]:
+    indexes = [s.attributes.get("tsq.turn.index") for s in spans]
+    index = next((i for i in indexes if isinstance(i, int)), _LAST)
+    return index, min(s.start for s in spans)
+
+
+def _catalog_source(span: _Span, file: str) -> str:
+    """Where a turn's menu came from; an exported baseline menu says so."""
+    basis = span.attributes.get("tsq.catalog.basis")
+    exported = f"; the {basis} menu when exported" if basis in ("baseline", "baseline+live") else ""
+    return f"{file} (span {span.span_id}{exported})"
+
+
+def _turn(
+    spans: list[_Span], session_id: str, index: int, context: ParseContext
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[TurnJudgment]]:
+    """One trace as a turn, its catalog (if its first response carried one), its judgments."""
+    built = _Turn(spans, session_id, index, context)
+    ask, expanded = built.ask()
     turn = {
         "index": index,
         "ask": ask,
         "expanded_prompt": expanded,
         "command": ask.split()[0] if expanded and ask.startswith("/") else None,
-        "timestamp": first.started,
-        "messages": [message] if text or calls else [],
+        "timestamp": min(spans, key=lambda s: s.start).started,
+        "messages": built.messages("", None),
+        "events": built.events(),
     }
-    captured = model_span.started if model_span else None
-    return turn, (catalog, captured, model_span)
+    first = built.first_chat()
+    tools = built.catalog_of(first)
+    catalog = None
+    if first is not None and tools is not None:
+        source = _catalog_source(first, context.file)
+        catalog = {"tools": tools, "source": source, "captured_at": first.started}
+        basis = first.attributes.get("tsq.catalog.basis")
+        if basis in ("baseline", "baseline+live"):
+            catalog["exported_basis"] = basis
+    return turn, catalog, built.judgments
 
 
-def _turn_order(spans: list[_Span]) -> tuple[int, int]:
-    indexes = [s.attributes.get("tsq.turn.index") for s in spans]
-    index = next((i for i in indexes if isinstance(i, int)), 1 << 62)
-    return index, min(s.start for s in spans)
-
-
-def parse_otlp(document: dict[str, Any], context: ParseContext) -> list[dict[str, Any]]:
-    """Sessions (as dicts ready for validation) from one OTLP/JSON document."""
+def parse_otlp(
+    document: dict[str, Any], context: ParseContext
+) -> tuple[list[dict[str, Any]], list[TurnJudgment]]:
+    """Sessions (as dicts ready for validation) and judgments from one OTLP/JSON document."""
     by_trace: dict[str, list[_Span]] = defaultdict(list)
-    for span in _spans(document):
+    for span in _spans(document, context):
         by_trace[span.trace_id].append(span)
     by_session: dict[str, list[list[_Span]]] = defaultdict(list)
     for trace_id, spans in by_trace.items():
         conversation = next((s.conversation for s in spans if s.conversation), None)
         by_session[conversation or f"trace-{trace_id}"].append(spans)
-    sessions = []
+    sessions, judgments = [], []
     for session_id, traces in by_session.items():
         turns, catalogs = [], []
         for index, spans in enumerate(sorted(traces, key=_turn_order)):
-            turn, (catalog, captured, model_span) = _turn(spans, index, context)
+            turn, catalog, judged = _turn(spans, session_id, index, context)
             if catalog is not None:
-                source = (
-                    f"{context.file} (span {model_span.span_id})" if model_span else context.file
-                )
-                catalogs.append({"tools": catalog, "source": source, "captured_at": captured})
+                catalogs.append(catalog)
                 turn["catalog_index"] = len(catalogs) - 1
             turns.append(turn)
+            judgments.extend(judged)
         formats = [s.attributes.get("tsq.session.format") for spans in traces for s in spans]
         fmt = next((f for f in formats if f), None)
         sessions.append(
@@ -337,4 +637,4 @@ def parse_otlp(document: dict[str, Any], context: ParseContext) -> list[dict[str
         )
     if sessions:  # the document's issues, once
         sessions[0]["issues"] = [issue.model_dump() for issue in context.issues]
-    return sessions
+    return sessions, judgments

@@ -17,9 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ._catalogs import CatalogBasis, catalog_for_turn
+from ._catalogs import catalog_for_turn
 from ._models import (
     AssistantMessage,
+    CatalogBasis,
     Condition,
     JudgeUnit,
     Session,

@@ -17,7 +17,7 @@ from typing import Any, cast
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import BasePlugin
 
-from ._models import Session
+from ._models import AssistantMessage, Session
 
 DEFAULT_MAX_CHARS = 2000
 _MIN_DETECTED_CHARS = 8
@@ -141,15 +141,21 @@ class Sanitizer:
                 turn.expanded_prompt = self.text(turn.expanded_prompt)
             for event in turn.events:
                 event.text = self.text(event.text)
-            for message in turn.messages:
-                message.text = self.text(message.text)
-                message.thinking = self.text(message.thinking)
-                for call in message.tool_calls:
-                    call.input = self.value(call.input, truncate=True)
-                    if call.result is not None:
-                        call.result.content = self.text(call.result.content, truncate=True)
-                    call.subagent = None  # subagents are not exported
+            self._messages(turn.messages)
         return clean
+
+    def _messages(self, messages: list[AssistantMessage]) -> None:
+        """Redact responses in place, their subagents' responses included."""
+        for message in messages:
+            message.text = self.text(message.text)
+            message.thinking = self.text(message.thinking)
+            for call in message.tool_calls:
+                call.input = self.value(call.input, truncate=True)
+                if call.result is not None:
+                    call.result.content = self.text(call.result.content, truncate=True)
+                if call.subagent is not None:
+                    call.subagent.prompt = self.text(call.subagent.prompt)
+                    self._messages(call.subagent.messages)
 
     def summary(self) -> dict[str, int]:
         return {kind: n for kind, n in sorted(self.counts.items()) if n}

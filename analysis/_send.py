@@ -6,15 +6,15 @@ means a failure part-way reports exactly what the endpoint accepted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import httpx
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from pydantic import BaseModel, Field
 
-from ._models import Session, ToolCatalog
-from ._otlp import export_request
+from ._models import Session, ToolCatalog, TurnJudgment
+from ._otlp import export_counts, export_request, request_to_otlp_json
 from ._sanitize import DEFAULT_MAX_CHARS, Sanitizer
 
 PROTOBUF = "application/x-protobuf"
@@ -24,6 +24,8 @@ class PreparedSession(BaseModel):
     session_id: str
     traces: int
     spans: int
+    steps: int
+    evaluations: int
     payload: bytes
 
 
@@ -31,6 +33,8 @@ class SendPreview(BaseModel):
     sessions: int
     turns: int
     spans: int
+    steps: int
+    evaluations: int
     bytes: int
     redactions: dict[str, int]
 
@@ -43,22 +47,45 @@ class SendOutcome(BaseModel):
     messages: list[str] = Field(default_factory=list)
 
 
+def _redacted(judgments: Iterable[TurnJudgment], sanitizer: Sanitizer) -> list[TurnJudgment]:
+    """The ``full`` judgments (the only ones exported), their reasoning redacted: a judge
+    quotes the transcript it read."""
+    return [
+        judgment.model_copy(
+            update={
+                "votes": [
+                    vote.model_copy(update={"reasoning": sanitizer.text(vote.reasoning)})
+                    for vote in judgment.votes
+                ]
+            }
+        )
+        for judgment in judgments
+        if judgment.condition == "full"
+    ]
+
+
 def prepare(
     sessions: Sequence[Session],
     live: ToolCatalog | None = None,
     max_chars: int | None = DEFAULT_MAX_CHARS,
+    judgments: Sequence[TurnJudgment] = (),
 ) -> tuple[list[PreparedSession], SendPreview]:
-    """Sanitize and encode every session; nothing is sent here."""
+    """Sanitize and encode every session, with its judgments attached; nothing is sent here."""
     sanitizer = Sanitizer(max_chars)
     prepared = []
     for session in sessions:
-        request = export_request([sanitizer.session(session)], live)
-        spans = sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans)
+        own = (j for j in judgments if j.session_id == session.session_id)
+        request = export_request(
+            [sanitizer.session(session)], live, judgments=_redacted(own, sanitizer)
+        )
+        counts = export_counts(request_to_otlp_json(request))
         prepared.append(
             PreparedSession(
                 session_id=session.session_id,
                 traces=len(session.turns),
-                spans=spans,
+                spans=counts.spans,
+                steps=counts.steps,
+                evaluations=counts.evaluations,
                 payload=request.SerializeToString(deterministic=True),
             )
         )
@@ -66,6 +93,8 @@ def prepare(
         sessions=len(prepared),
         turns=sum(p.traces for p in prepared),
         spans=sum(p.spans for p in prepared),
+        steps=sum(p.steps for p in prepared),
+        evaluations=sum(p.evaluations for p in prepared),
         bytes=sum(len(p.payload) for p in prepared),
         redactions=sanitizer.summary(),
     )

@@ -21,7 +21,7 @@ from ._labels import LabelError, read_config
 from ._lint import lint as lint_sessions
 from ._loader import load
 from ._models import LoadResult, ToolCatalog, TurnJudgment
-from ._otlp import export_otlp_json
+from ._otlp import export_counts, export_otlp_json
 from ._reconcile import AdjudicationStore, Study, default_store_path, load_study
 from ._render import CONDITIONS, DEFAULT_STEP_CHARS, RenderOptions, judge_inputs
 from ._report import IngestReport, ingest_report
@@ -128,18 +128,33 @@ live_dump_option = click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="OTLP/JSON file to write."
 )
 @live_dump_option
-def export(paths: tuple[str, ...], out: str, live_catalog: str | None) -> None:
-    """Write sessions as OTLP/JSON traces (one trace per turn, OTel GenAI + Pydantic AI)."""
+@click.option(
+    "--judgments",
+    type=click.Path(dir_okay=False),
+    help="JSONL from tsq judge: full-condition judgments ride on the spans they judged.",
+)
+def export(
+    paths: tuple[str, ...], out: str, live_catalog: str | None, judgments: str | None
+) -> None:
+    """Write sessions as OTLP/JSON traces (one trace per turn, one chat span per model
+    response; OTel GenAI + Pydantic AI)."""
+
     result = _load_or_exit(paths)
-    document = export_otlp_json(result.sessions, _live_dump_or_exit(live_catalog))
+    document = export_otlp_json(
+        result.sessions,
+        _live_dump_or_exit(live_catalog),
+        judgments=_judgments_or_exit(judgments),
+    )
     try:
         Path(out).write_text(json.dumps(document, ensure_ascii=False))
     except OSError as error:
         click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
-    spans = sum(len(s["spans"]) for r in document["resourceSpans"] for s in r["scopeSpans"])
-    turns = sum(len(s.turns) for s in result.sessions)
-    click.echo(f"Wrote {len(result.sessions)} sessions, {turns} traces, {spans} spans to {out}")
+    counts = export_counts(document)
+    click.echo(
+        f"Wrote {len(result.sessions)} sessions, {counts.traces} traces, {counts.spans} spans "
+        f"({counts.steps} steps, {counts.evaluations} evaluations) to {out}"
+    )
 
 
 def _headers(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -180,6 +195,11 @@ def _print_preview(preview: SendPreview, endpoint: str) -> None:
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds."
 )
 @live_dump_option
+@click.option(
+    "--judgments",
+    type=click.Path(dir_okay=False),
+    help="JSONL from tsq judge: full-condition judgments ride on the spans they judged.",
+)
 def send_command(
     paths: tuple[str, ...],
     endpoint: str,
@@ -188,12 +208,16 @@ def send_command(
     max_chars: int,
     timeout: float,
     live_catalog: str | None,
+    judgments: str | None,
 ) -> None:
     """Sanitize sessions and send them as OTLP traces, after showing what will leave."""
     headers = _headers(header_pairs)
     result = _load_or_exit(paths)
-    prepared, preview = prepare(result.sessions, _live_dump_or_exit(live_catalog), max_chars)
+    prepared, preview = prepare(
+        result.sessions, _live_dump_or_exit(live_catalog), max_chars, _judgments_or_exit(judgments)
+    )
     _print_preview(preview, endpoint)
+    click.echo(f"  {preview.steps} steps (chat spans), {preview.evaluations} evaluations")
     if not yes:
         if not sys.stdin.isatty():
             click.echo("Not sent: pass --yes to send without a terminal to confirm on.", err=True)

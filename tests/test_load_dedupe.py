@@ -141,12 +141,15 @@ def _fresh_records() -> list[dict]:
     """What the resumed session did after the replayed history: one new ask and a new call."""
     new = {"sessionId": RESUMED_SESSION}
     bash = tool_use("toolu_new_1", "Bash", command="mix test")
-    return [
+    records = [
         user("new-u1", "did the tests pass?", **new),
         assistant("new-a1", "msg_new_1", bash, parent="new-u1", **new),
         result("new-r1", "toolu_new_1", "0 failures", parent="new-a1", **new),
         assistant("new-a2", "msg_new_2", text("They pass."), parent="new-r1", **new),
     ]
+    for record in records:  # the next morning, after the original session ended
+        record["timestamp"] = "2026-02-12T09:00:00.000Z"
+    return records
 
 
 def _write_resumed(spotter: Path, folder: Path) -> tuple[Path, list[str]]:
@@ -193,8 +196,11 @@ def test_a_resumed_session_counts_each_response_and_call_once(spotter, tmp_path)
 
     totals = ingest_json(spotter, resumed)["totals"]
     assert totals["turns"] == len(set(typed_ask_uuids(both))) == 3
-    # Whichever file comes first keeps the responses: each call still counts once.
+    # Whichever file is given first, the session that began first keeps the history.
     for order in ([spotter, resumed], [resumed, spotter]):
+        by_id = {s.session_id: s for s in analysis.load(order).sessions}
+        assert [t.ask for t in by_id[RESUMED_SESSION].turns] == ["did the tests pass?"], order
+        assert by_id[first.session_id].issues == [], order
         totals = ingest_json(*order)["totals"]
         assert totals["tool_calls"] == dict(tool_calls_by_name(both)), order
         assert totals["subagent_tool_calls"] == dict(

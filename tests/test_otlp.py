@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -32,7 +33,7 @@ def attrs(span):
     return out
 
 
-def test_each_turn_is_a_trace_with_agent_chat_and_tool_spans(samples):
+def test_each_turn_is_a_trace_with_a_chat_span_per_response_and_tool_spans(samples):
     session = next(s for s in samples if s.session_id == BAD)
     document = export_otlp_json([session])
     spans = list(spans_of(document))
@@ -45,8 +46,12 @@ def test_each_turn_is_a_trace_with_agent_chat_and_tool_spans(samples):
         session.turns,
         strict=True,
     ):
-        operations = sorted(attrs(s)["gen_ai.operation.name"] for _, s in turn_spans)
-        assert operations == ["chat", "execute_tool", "invoke_agent"]
+        operations = Counter(attrs(s)["gen_ai.operation.name"] for _, s in turn_spans)
+        assert operations == {
+            "invoke_agent": 1,
+            "chat": len(turn.messages),
+            "execute_tool": sum(len(m.tool_calls) for m in turn.messages),
+        }
         root = next(s for _, s in turn_spans if attrs(s)["gen_ai.operation.name"] == "invoke_agent")
         assert "parentSpanId" not in root or not root["parentSpanId"]
         for scope, span in turn_spans:
@@ -66,7 +71,8 @@ def test_chat_span_carries_catalog_and_the_rendered_call(samples):
     chats = [
         attrs(s) for scope, s in spans_of(export_otlp_json([session])) if scope == "pydantic-ai"
     ]
-    turn_two = next(a for a in chats if a["tsq.turn.index"] == 1)
+    turn_two = next(a for a in chats if a["tsq.turn.index"] == 1 and a["tsq.step.index"] == 0)
+    assert turn_two["gen_ai.response.id"] == session.turns[1].messages[0].id
     assert turn_two["gen_ai.provider.name"] == "anthropic"
     assert turn_two["gen_ai.request.model"] == "claude-opus-4-6"
     definitions = json.loads(turn_two["gen_ai.tool.definitions"])
@@ -144,11 +150,12 @@ def test_export_then_import_gives_the_same_sessions_catalogs_and_calls(samples, 
             assert [(t.name, t.description, t.parameters) for t in catalog.tools] == [
                 (t.name, t.description, t.parameters) for t in expected
             ]
-            said = "\n".join(m.text for m in turn.messages if m.text)
-            assert (turn_again.messages[0].text if turn_again.messages else "") == said
+            assert [(m.id, m.model, m.text) for m in turn_again.messages] == [
+                (m.id, m.model, m.text) for m in turn.messages
+            ]
 
 
-def test_cli_export_writes_otlp_json_that_loads_back(tmp_path):
+def test_cli_export_writes_otlp_json_that_loads_back(samples, tmp_path):
     import subprocess
     import sys
 
@@ -160,7 +167,17 @@ def test_cli_export_writes_otlp_json_that_loads_back(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Wrote 4 sessions, 11 traces, 36 spans")
+    responses = [m for s in samples for t in s.turns for m in t.messages]
+    subagents = [c.subagent for m in responses for c in m.tool_calls if c.subagent]
+    steps = len(responses) + sum(len(run.messages) for run in subagents)
+    calls = sum(len(m.tool_calls) for m in responses) + sum(
+        len(list(run.tool_calls())) for run in subagents
+    )
+    traces = sum(len(s.turns) for s in samples)
+    spans = traces + steps + calls + len(subagents)
+    assert done.stdout.startswith(
+        f"Wrote 4 sessions, {traces} traces, {spans} spans ({steps} steps, 0 evaluations)"
+    )
     document = json.loads(out.read_text())
     assert set(document) == {"resourceSpans"}
     assert len(analysis.load([out]).sessions) == 4

@@ -28,7 +28,10 @@ def test_full_condition_shows_menu_and_chosen_call(samples):
     assert rendered.output.startswith("Let me look that up online.")
     assert rendered.catalog_basis == "baseline"
     text = rendered.prompt_text()
-    assert text.index("## Current user request") < text.index("## Available tools (10)")
+    # The menu comes first: the prefix every unit of a session shares (prompt caching).
+    assert text.startswith("## Available tools (10)")
+    assert text.index("## Available tools (10)") < text.index("## Current user request")
+    assert text == f"{rendered.menu_text()}\n{rendered.unit_text()}"
     assert "Search the PUBLIC internet" in text
 
 
@@ -93,3 +96,25 @@ def test_trace_catalog_is_used_when_the_input_has_one(samples):
         "transfer_to_human_agents",
     ]
     assert 'cancel_order(order_id="#W1001", reason="no longer needed")' in rendered.output
+
+
+def test_a_step_reads_its_turn_so_far_and_only_its_own_calls(samples):
+    session = samples[RICH]
+    turn = next(t for t in session.turns if sum(bool(m.tool_calls) for m in t.messages) > 1)
+    steps = analysis.turn_steps(turn)
+    first, second = steps[0], steps[1]
+    earlier = analysis.render_step(session, turn, first.index)
+    later = analysis.render_step(session, turn, second.index)
+    assert (
+        earlier.trajectory == ""
+        or "[step" not in earlier.trajectory.split("\n")[-1]
+        or (first.index > 0)
+    )
+    for call in second.message.tool_calls:
+        assert render_call(call) in later.output
+    for call in first.message.tool_calls:
+        assert render_call(call) not in later.output
+        assert render_call(call) in later.trajectory  # what it already did, with its result
+    assert f"[step {first.index}]" in later.trajectory
+    assert (later.step_index, later.message_id) == (second.index, second.message_id)
+    assert "## This turn so far" in later.unit_text()

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from otlp_receiver import Receiver
-from records import assistant, result, text, tool_use, user
+from records import SESSION, assistant, result, text, tool_use, user
 
+import analysis
 from analysis._sanitize import Sanitizer
 
 # Each planted secret must never reach the receiver, in any field.
@@ -143,6 +146,61 @@ def test_send_delivers_sanitized_spans_and_no_secret(write_jsonl):
     assert any(name.startswith("chat ") for name in names)
 
 
+def test_judgments_travel_as_evaluation_events_with_their_reasoning_redacted(write_jsonl, tmp_path):
+    path = _secret_transcript(write_jsonl)
+    votes = [
+        {"verdict": "incorrect", "reasoning": "It ran curl with a live token."},
+        {"verdict": "correct", "reasoning": f"Reading is fine; {PLANTED['github']} was printed."},
+        {"verdict": "correct", "reasoning": "Second correct vote."},
+    ]
+    row = {
+        "session_id": SESSION,
+        "turn_index": 0,
+        "step_index": 1,
+        "message_id": "m2",
+        "parent_call_id": None,
+        "score": 2 / 3,
+        "votes": votes,
+        "n_requested": 3,
+        "n_valid": 3,
+        "n_discarded": 0,
+        "model": "judge-x",
+        "rubric_version": "tsq-rubric/1",
+        "condition": "full",
+        "catalog_size": 10,
+        "call_rendered": True,
+        "context_chars": 0,
+    }
+    judgments = tmp_path / "judged.jsonl"
+    judgments.write_text(
+        json.dumps(row) + "\n" + json.dumps({**row, "condition": "bare", "step_index": 0}) + "\n"
+    )
+    with Receiver() as receiver:
+        done = _tsq(
+            "send", str(path), "--endpoint", receiver.url, "--yes", "--judgments", str(judgments)
+        )
+        assert done.returncode == 0, done.stderr
+        (request,) = receiver.behaviour.requests
+    assert "3 steps (chat spans), 1 evaluations" in done.stdout
+    wire = request.SerializeToString().decode("utf-8", errors="replace")
+    assert PLANTED["github"] not in wire
+    spans = [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
+    (judged,) = [span for span in spans if span.events]
+    values = {a.key: a.value for a in judged.attributes}
+    assert (values["tsq.step.index"].int_value, values["gen_ai.response.id"].string_value) == (
+        1,
+        "m2",
+    )
+    (event,) = judged.events
+    got = {a.key: a.value for a in event.attributes}
+    assert event.name == "gen_ai.evaluation.result"
+    assert got["gen_ai.evaluation.score.value"].double_value == 2 / 3
+    assert got["gen_ai.evaluation.score.label"].string_value == "split"
+    explanation = got["gen_ai.evaluation.explanation"].string_value
+    assert explanation.startswith("Reading is fine; ")  # the majority's first reasoning
+    assert "[REDACTED" in explanation
+
+
 def test_nothing_is_sent_without_yes_when_no_one_can_answer(write_jsonl):
     path = _secret_transcript(write_jsonl)
     with Receiver() as receiver:
@@ -187,3 +245,29 @@ def test_connection_refused_and_partial_delivery(write_jsonl, tmp_path):
         assert len(receiver.behaviour.requests) == 1
     assert done.returncode == 1
     assert "1 of 2 sessions (2 traces) accepted" in done.stderr
+
+
+def test_subagents_are_sent_sanitized_under_their_spawning_call():
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from analysis._send import prepare
+
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude-code" / "spotter"
+    (session,) = analysis.load([corpus / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"]).sessions
+    spawner = next(c for c in session.tool_calls() if c.subagent is not None)
+    sub_call = next(spawner.subagent.tool_calls())
+    sub_call.input = {**sub_call.input, "note": f"token {PLANTED['anthropic']}"}
+    (prepared,), preview = prepare([session])
+    request = ExportTraceServiceRequest.FromString(prepared.payload)
+    wire = prepared.payload.decode("utf-8", errors="replace")
+    assert PLANTED["anthropic"] not in wire
+    spans = [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
+    by_id = {span.span_id: span for span in spans}
+    nested = [s for s in spans if s.name.startswith("invoke_agent") and by_id.get(s.parent_span_id)]
+    assert nested, "a subagent's invoke_agent span under its spawning call"
+    parent = by_id[nested[0].parent_span_id]
+    assert parent.name == f"execute_tool {spawner.name}"
+    expected_sub_calls = sum(1 for _ in spawner.subagent.tool_calls())
+    under = [s for s in spans if s.parent_span_id == nested[0].span_id]
+    assert sum(s.name.startswith("execute_tool") for s in under) == expected_sub_calls
+    assert preview.steps == prepared.steps

@@ -102,6 +102,17 @@ def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(corpus):
     assert len(whole_turn) > 3 * len(unit.unit_text())
 
 
+@pytest.mark.parametrize("budget", [2000, 3000, 6000])
+def test_any_budget_holds_and_the_newest_earlier_step_stays(corpus, budget):
+    session = corpus["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+    options = analysis.RenderOptions(step_chars=budget)
+    for turn in session.turns:
+        for step in analysis.turn_steps(turn)[1:]:
+            unit = analysis.render_step(session, turn, step.index, options=options)
+            assert len(unit.unit_text()) <= budget
+            assert f"[step {step.index - 1}]" in unit.trajectory
+
+
 def test_a_step_that_is_not_there_is_a_clear_error(corpus):
     session = corpus["short.jsonl"]
     with pytest.raises(ValueError, match="turn 0 has no step 99"):
