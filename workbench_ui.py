@@ -11,12 +11,15 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 import streamlit as st
 
 import analysis
+from analysis._render import JudgeInput
+from analysis._steps import Step
+from analysis._views import step_to_open
 
 if TYPE_CHECKING:
     import altair as alt
@@ -133,6 +136,18 @@ def open_page(page: str, **params: str | int) -> None:
     st.switch_page(PAGES[page], query_params={key: str(value) for key, value in params.items()})
 
 
+def open_step(session_id: str, turn_index: int, step_index: int, call: str | None) -> None:
+    """The Turn page at one step; ``call`` names the call that spawned a subagent's step."""
+    subagent = {"call": call} if call else {}
+    open_page("turn", session=session_id, turn=turn_index, step=step_index, **subagent)
+
+
+def _forget(*keys: str) -> None:
+    for key in keys:
+        if key in st.query_params:
+            del st.query_params[key]
+
+
 def chosen_session(workspace: Workspace) -> analysis.Session | None:
     """The session named in the URL, else a picker; keeps the URL in step."""
     ids = [s.session_id for s in workspace.result.sessions]
@@ -142,6 +157,8 @@ def chosen_session(workspace: Workspace) -> analysis.Session | None:
     current = st.query_params.get("session")
     index = ids.index(current) if current in ids else 0
     session_id = st.selectbox("Session", ids, index=index, key="session_pick")
+    if current in ids and session_id != current:  # another session picked: its turn 0
+        _forget("turn", "step", "call")
     st.query_params["session"] = session_id
     return workspace.session(session_id)
 
@@ -152,12 +169,112 @@ def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
         return None
     count = len(session.turns)
     raw = st.query_params.get("turn", "0")
-    current = int(raw) if raw.isdigit() and int(raw) < count else 0
+    current = int(raw) if raw.isdecimal() and int(raw) < count else 0
     index = st.number_input(
         "Turn", min_value=0, max_value=count - 1, value=current, key="turn_pick"
     )
+    if str(index) != raw:  # another turn picked: a step named in the URL was of the old one
+        _forget("step", "call")
     st.query_params["turn"] = str(index)
     return session.turns[int(index)]
+
+
+STEP_COLUMNS = {
+    "step_index": st.column_config.NumberColumn("step"),
+    "parent_call_id": st.column_config.TextColumn("subagent of call"),
+    "tools": st.column_config.ListColumn("tools"),
+    "score": st.column_config.NumberColumn("TSQ", format="%.2f"),
+    "votes_label": st.column_config.TextColumn("votes"),
+    "findings": st.column_config.ListColumn("findings"),
+}
+
+
+def _steps_table(steps: pl.DataFrame, key: str) -> None:
+    """The steps as a table; picking a row puts its step in the URL."""
+    columns = [c for c in STEP_COLUMNS if c != "parent_call_id" or steps[c].is_not_null().any()]
+    event = st.dataframe(
+        steps.select(columns).with_columns(pl.col("^parent_call_id$").fill_null("")),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=key,
+        column_config=STEP_COLUMNS,
+    )
+    if event.selection.rows:
+        picked = steps.row(event.selection.rows[0], named=True)
+        _show_step_in_url(picked["step_index"], picked["parent_call_id"])
+
+
+def _show_step_in_url(step_index: int, call: str | None) -> None:
+    st.query_params["step"] = str(step_index)
+    _forget("call")
+    if call:
+        st.query_params["call"] = call
+
+
+def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | None:
+    """The turn's steps (its rows of ``step_table``) as a table, and the one step to open:
+
+    the row picked, else the step the URL names (``?step=``, ``&call=`` for a subagent's),
+    else the worst-scoring. A link to a step that is not there is said in one line. Keeps the
+    URL in step. ``key`` names the table: give each session, turn and condition its own.
+    """
+    if not steps.is_empty():
+        _steps_table(steps, key)
+    step, problem = step_to_open(
+        turn, steps, st.query_params.get("step"), st.query_params.get("call")
+    )
+    if problem:
+        st.warning(problem)
+    if step is not None:
+        _show_step_in_url(step.index, step.parent_call_id)
+    return step
+
+
+def _scroll_height(text: str) -> int | Literal["content"]:
+    """Long text scrolls in a box of its own instead of stretching the page."""
+    return 360 if text.count("\n") > 18 or len(text) > 2500 else "content"
+
+
+def transcript_text(text: str) -> None:
+    """Transcript text as text: short text inline, long text in a scrolling box."""
+    if _scroll_height(text) == "content":
+        st.text(text)
+    else:
+        st.code(text, language=None, wrap_lines=True, height=_scroll_height(text))
+
+
+def judge_input_panel(rendered: JudgeInput) -> None:
+    """What the judge read for one step, part by part, as text (the menu by its size only)."""
+    subagent = rendered.parent_call_id is not None
+    run = "the subagent's run" if subagent else "this turn"
+    ask, context = st.columns(2)
+    with ask:
+        st.caption("The ask the judge got")
+        transcript_text(rendered.ask)
+    with context:
+        st.caption("Prior context the judge got (earlier turns, summarised)")
+        none = "a subagent is judged on its prompt alone" if subagent else "this is the first turn"
+        transcript_text(rendered.prior_context or f"(none: {none})")
+    st.caption(f"{run.capitalize()} so far, as the judge read it (earlier steps, oldest first)")
+    trajectory = rendered.trajectory or f"(none: this is the first step of {run})"
+    st.code(trajectory, language=None, wrap_lines=True, height=_scroll_height(trajectory))
+    st.caption(
+        f"The output it judged, with the calls; the menu: {len(rendered.tools)} tools, "
+        f"{rendered.catalog_basis} catalog"
+    )
+    output = rendered.output or "(no output)"
+    st.code(output, language=None, wrap_lines=True, height=_scroll_height(output))
+    st.text(f"Menu: {rendered.catalog_note}.")
+    st.text(f"Cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "Nothing was cut.")
+
+
+def votes_side_by_side(judgment: analysis.TurnJudgment) -> None:
+    """Each judge's verdict and reasoning, in columns."""
+    columns = st.columns(max(1, len(judgment.votes)))
+    for number, (column, vote) in enumerate(zip(columns, judgment.votes, strict=False), start=1):
+        column.markdown(f"**Judge {number}: {vote.verdict}**")
+        column.text(vote.reasoning)
 
 
 def chosen_session_and_turn(workspace: Workspace) -> tuple[analysis.Session, analysis.Turn]:

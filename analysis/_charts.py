@@ -8,6 +8,7 @@ import polars as pl
 VERDICT_COLORS = {
     "pass": "#2e7d32",
     "split": "#f9a825",
+    "mixed": "#8d6e63",
     "fail": "#c62828",
     "unscored": "#757575",
     "not judged": "#bdbdbd",
@@ -66,7 +67,7 @@ def turn_scores_chart(turns: pl.DataFrame) -> alt.LayerChart:
                 "verdict_kind:N",
                 scale=alt.Scale(
                     domain=list(VERDICT_COLORS),
-                    range=["circle", "diamond", "square", "cross", "triangle"],
+                    range=_VERDICT_SHAPES,
                 ),
                 title="verdict",
             ),
@@ -82,6 +83,141 @@ def turn_scores_chart(turns: pl.DataFrame) -> alt.LayerChart:
         .add_params(pick)
     )
     return alt.LayerChart(layer=[band, points], title="TSQ per turn")
+
+
+_VERDICT_SHAPES = ["circle", "diamond", "triangle-down", "square", "cross", "triangle"]
+_TURN_LABELS = 12
+"""At most this many turn labels across a step chart; every band has its turn in a tooltip."""
+_STEP_CHART_WIDTH = 800
+
+
+def _labels_that_fit(centres: list[float], span: float) -> list[bool]:
+    """Which bands get a label: each at least ``span / _TURN_LABELS`` from the last labelled."""
+    gap = span / _TURN_LABELS
+    shown, last = [], None
+    for centre in centres:
+        fits = last is None or centre - last >= gap
+        shown.append(fits)
+        last = centre if fits else last
+    return shown
+
+
+def _point_size(steps: int) -> float:
+    """Points shrink as steps crowd the chart, from 90 (a few steps) down to 12 (area, px²)."""
+    spacing = _STEP_CHART_WIDTH / max(steps, 1)
+    return max(12.0, min(90.0, 0.5 * spacing**2))
+
+
+def _turn_bands(steps: pl.DataFrame, span: float) -> pl.DataFrame:
+    """One band per turn over its steps' positions, shaded alternately, with the turn's TSQ."""
+    bands = (
+        steps.group_by("turn_index", maintain_order=True)
+        .agg(
+            (pl.col("position").min() - 0.5).alias("start"),
+            (pl.col("position").max() + 0.5).alias("end"),
+            pl.len().alias("steps"),
+            pl.col("turn_score").first(),
+        )
+        .with_row_index("band")
+        .with_columns(
+            (pl.col("band") % 2 == 0).alias("shaded"),
+            ((pl.col("start") + pl.col("end")) / 2).alias("centre"),
+            pl.format("turn {}", "turn_index").alias("turn_label"),
+            pl.col("turn_score").round(2).cast(pl.String).fill_null("not judged").alias("turn_tsq"),
+        )
+    )
+    labelled = pl.Series(_labels_that_fit(bands["centre"].to_list(), span), dtype=pl.Boolean)
+    return bands.with_columns(
+        pl.when(labelled).then(pl.col("turn_label")).otherwise(pl.lit("")).alias("label")
+    )
+
+
+def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
+    """Per-step TSQ in session order (from ``step_table``), banded by turn.
+
+    Split votes stand out as in :func:`turn_scores_chart` (colour, shape, band); a short
+    rule across each turn's band is the turn's TSQ (the mean of its steps). Selecting a point
+    selects its ``turn_index``, ``step_index`` and ``parent_call_id`` (``step_pick``).
+    """
+    positions = steps["position"].to_list() or [0]
+    low, high = min(positions) - 0.5, max(positions) + 0.5
+    x_scale = alt.Scale(domain=[low, high], nice=False, zero=False)
+    bands = alt.Chart(_turn_bands(steps, high - low))
+    turn_tooltip = [
+        alt.Tooltip("turn_label:N", title="turn"),
+        alt.Tooltip("steps:Q", title="steps"),
+        alt.Tooltip("turn_tsq:N", title="turn TSQ (mean of its steps)"),
+    ]
+    turn_bands = bands.mark_rect().encode(
+        x=alt.X(
+            "start:Q",
+            scale=x_scale,
+            title="steps in session order (bands: turns)",
+            axis=alt.Axis(labels=False, ticks=False, grid=False),
+        ),
+        x2="end:Q",
+        color=alt.condition(alt.datum.shaded, alt.value("#eceff1"), alt.value("#fafafa")),
+        tooltip=turn_tooltip,
+    )
+    turn_names = bands.mark_text(baseline="top", dy=4, fontSize=11, color="#546e7a").encode(
+        x=alt.X("centre:Q", scale=x_scale), y=alt.value(0), text="label:N"
+    )
+    turn_means = bands.mark_rule(color="#37474f", strokeWidth=2).encode(
+        x=alt.X("start:Q", scale=x_scale), x2="end:Q", y="turn_score:Q", tooltip=turn_tooltip
+    )
+    data = alt.Chart(
+        steps.with_columns(
+            pl.concat_str(
+                pl.format("turn {}, step {}", "turn_index", "step_index"),
+                pl.format(" (subagent of call {})", "parent_call_id").fill_null(""),
+            ).alias("step_label"),
+            pl.col("tools").list.join(", ").alias("tools_called"),
+            pl.col("score").fill_null(-0.1).alias("plotted_score"),
+            (pl.col("position") - 0.5).alias("left"),
+            (pl.col("position") + 0.5).alias("right"),
+        ).drop("tools", "findings")
+    )
+    split_bands = (
+        data.mark_rect(opacity=0.15, color=VERDICT_COLORS["split"])
+        .encode(x=alt.X("left:Q", scale=x_scale), x2="right:Q")
+        .transform_filter(alt.datum.verdict_kind == "split")
+    )
+    pick = alt.selection_point(
+        fields=["turn_index", "step_index", "parent_call_id"], name="step_pick"
+    )
+    points = (
+        data.mark_point(size=_point_size(steps.height), filled=True)
+        .encode(
+            x=alt.X("position:Q", scale=x_scale),
+            y=alt.Y(
+                "plotted_score:Q",
+                title="TSQ (fraction of votes 'correct')",
+                scale=alt.Scale(domain=[-0.15, 1.12], nice=False),
+            ),
+            color=alt.Color("verdict_kind:N", scale=_verdict_scale(), title="verdict"),
+            shape=alt.Shape(
+                "verdict_kind:N",
+                scale=alt.Scale(domain=list(VERDICT_COLORS), range=_VERDICT_SHAPES),
+                title="verdict",
+            ),
+            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.4)),
+            tooltip=[
+                alt.Tooltip("step_label:N", title="step"),
+                alt.Tooltip("tools_called:N", title="tools"),
+                alt.Tooltip("score:Q", title="TSQ", format=".2f"),
+                alt.Tooltip("votes_label:N", title="votes"),
+                alt.Tooltip("verdict_kind:N", title="verdict"),
+                alt.Tooltip("turn_score:Q", title="turn TSQ", format=".2f"),
+            ],
+        )
+        .add_params(pick)
+    )
+    chart: alt.LayerChart = alt.LayerChart(
+        layer=[turn_bands, split_bands, turn_means, points, turn_names],
+        title="TSQ per step (a rule across each turn: the turn's TSQ)",
+        width=_STEP_CHART_WIDTH,
+    )
+    return chart
 
 
 def ablation_chart(ablation: pl.DataFrame) -> alt.Chart:

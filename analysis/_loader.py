@@ -83,11 +83,16 @@ def _sniff_lines(data: bytes) -> str | None:
             return "claude-code"
         if looks_like_otlp(record):
             return "otlp"
-        if isinstance(record, dict) and {"rubric_version", "turn_index", "score"} <= record.keys():
+        if _looks_like_judgment(record):
             return "judgments"
         if looks_like_trajectory(record):
             return "trajectories"
     return None
+
+
+def _looks_like_judgment(record: Any) -> bool:
+    """A line of ``tsq judge --out``."""
+    return isinstance(record, dict) and {"rubric_version", "turn_index", "score"} <= record.keys()
 
 
 def _head_lines(data: bytes, count: int) -> Iterator[bytes]:
@@ -314,6 +319,8 @@ class _Loader:
             self._add_otlp(document, display, path)
         elif looks_like_trajectory(document):
             self._add_trajectory(document, display, 1, path, 0)
+        elif _looks_like_judgment(document):  # a judgments file of one line
+            self._load_judgments(data, display)
         else:
             self._not_a_transcript(display)
 

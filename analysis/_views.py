@@ -37,6 +37,7 @@ FINDING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "turn_index": pl.Int64,
     "step_index": pl.Int64,
+    "parent_call_id": pl.String,
     "code": pl.String,
     "severity": pl.String,
     "message": pl.String,
@@ -69,7 +70,8 @@ def turn_scores(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
     ``score`` is the mean of the turn's scored steps (subagents' steps included), or the
     turn-level judgment's score; step rows win over a turn-level row of the same turn and
     condition. ``steps`` counts judged steps (0 for a turn-level judgment); the worst step is
-    the lowest-scoring one, the earliest on a tie. ``n_valid``/``n_correct`` add up the votes.
+    the lowest-scoring one, the earliest on a tie (``worst_step_parent_call_id`` names the call
+    that spawned it when it is a subagent's). ``n_valid``/``n_correct`` add up the votes.
     """
     frame = judgments_frame(judgments).with_columns(
         pl.col("step_index").is_not_null().alias("is_step")
@@ -85,6 +87,7 @@ def turn_scores(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
         .select(
             *keys,
             pl.col("step_index").alias("worst_step_index"),
+            pl.col("parent_call_id").alias("worst_step_parent_call_id"),
             pl.col("score").alias("worst_step_score"),
         )
     )
@@ -119,16 +122,19 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
     """Add ``verdict_kind`` and a ``votes_label`` in words, to step rows or turn rows.
 
     pass, fail, split (judges disagreed on a step: "2 of 3 judges"), unscored; a turn whose
-    steps were each decided unanimously but not alike is ``mixed`` ("4 steps, worst 0.00 at
-    step 2").
+    steps were each decided unanimously but not alike is ``mixed`` ("4 steps, worst 0.0 at
+    step 2"). A turn of one judged step is labelled by its votes, one of several steps by its
+    steps ("all 4 steps passed").
     """
     if "steps" not in scores.columns:  # step rows, or turn-level judgments
         scores = scores.with_columns(
             pl.lit(0, pl.Int64).alias("steps"),
             pl.col("score").is_between(0, 1, closed="none").cast(pl.Int64).alias("split_steps"),
             pl.lit(None, pl.Int64).alias("worst_step_index"),
+            pl.lit(None, pl.String).alias("worst_step_parent_call_id"),
             pl.lit(None, pl.Float64).alias("worst_step_score"),
         )
+    kind = pl.col("verdict_kind")
     return scores.with_columns(
         pl.when(pl.col("score").is_null())
         .then(pl.lit("unscored"))
@@ -140,13 +146,21 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("split"))
         .otherwise(pl.lit("mixed"))
         .alias("verdict_kind"),
-        pl.when(pl.col("steps") > 0)
+    ).with_columns(
+        pl.when((pl.col("steps") > 1) & (kind == "pass"))
+        .then(pl.format("all {} steps passed", pl.col("steps")))
+        .when((pl.col("steps") > 1) & (kind == "fail"))
+        .then(pl.format("all {} steps failed", pl.col("steps")))
+        .when(pl.col("steps") > 1)
         .then(
             pl.format(
-                "{} steps, worst {} at step {}",
+                "{} steps, worst {} at step {}{}",
                 pl.col("steps"),
                 pl.col("worst_step_score").round(2),
                 pl.col("worst_step_index"),
+                pl.when(pl.col("worst_step_parent_call_id").is_null())
+                .then(pl.lit(""))
+                .otherwise(pl.lit(" of a subagent")),
             )
         )
         .when(pl.col("n_valid") > 0)
@@ -196,7 +210,12 @@ def turn_table(
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
-    """One row per turn of ``session``: the ask, chosen tools, score, vote split, findings."""
+    """One row per turn of ``session``: the ask, chosen tools, score, vote split, findings.
+
+    ``worst_step`` names the lowest-scoring step in words ("step 12", "step 0 of the subagent
+    of call …"). ``findings`` lists each code once: findings about the input and about
+    judgments made under ``condition`` (see ``findings_for_condition``).
+    """
     turns = turns_frame([session]).select("turn_index", "ask", "tools", "tool_calls")
     scores = with_verdict_kind(
         turn_scores(judgments).filter(
@@ -211,13 +230,18 @@ def turn_table(
         "n_correct",
         "steps",
         "worst_step_index",
+        "worst_step_parent_call_id",
         "worst_step_score",
+        pl.concat_str(
+            pl.format("step {}", "worst_step_index"),
+            pl.format(" of the subagent of call {}", "worst_step_parent_call_id").fill_null(""),
+        ).alias("worst_step"),
     )
     codes = (
-        findings_frame(findings)
+        findings_frame(findings_for_condition(findings, condition))
         .filter((pl.col("session_id") == session.session_id) & pl.col("turn_index").is_not_null())
         .group_by("turn_index", maintain_order=True)
-        .agg(pl.col("code").alias("findings"))
+        .agg(pl.col("code").unique(maintain_order=True).alias("findings"))
     )
     return (
         turns.join(scores, on="turn_index", how="left")
@@ -296,7 +320,7 @@ def step_table(
     codes = (
         findings_frame(findings_for_condition(findings, condition))
         .filter((pl.col("session_id") == session.session_id) & pl.col("step_index").is_not_null())
-        .group_by("turn_index", "step_index", maintain_order=True)
+        .group_by(STEP_KEYS, maintain_order=True)
         .agg(pl.col("code").alias("findings"))
     )
     return (
@@ -304,7 +328,7 @@ def step_table(
         .join(scores, on=STEP_KEYS, how="left", nulls_equal=True)
         .filter(pl.col("always_listed") | pl.col("verdict_kind").is_not_null())
         .join(turn_means, on="turn_index", how="left")
-        .join(codes, on=["turn_index", "step_index"], how="left")
+        .join(codes, on=STEP_KEYS, how="left", nulls_equal=True)
         .with_columns(
             pl.col("verdict_kind", "votes_label").fill_null("not judged"),
             pl.col("findings").fill_null([]),
@@ -361,23 +385,31 @@ def votes_in_words(judgment: TurnJudgment | None) -> str:
 
 
 def step_findings(
-    findings: Sequence[Finding],
-    session_id: str,
-    turn_index: int,
-    step_index: int,
-    condition: str,
+    findings: Sequence[Finding], session_id: str, step: Step, condition: str
 ) -> pl.DataFrame:
-    """Findings that bear on one step under ``condition``, most serious first: those about
-    the step itself, then those about its whole turn (its ask, its menu)."""
+    """Findings that bear on one step under ``condition``, most serious first; among equals,
+    those about the step itself, then about its turn (its ask), then about its session (its
+    catalog)."""
     rank = pl.col("severity").replace_strict(SEVERITY_ORDER, return_dtype=pl.Int64)
+    this_step = (pl.col("step_index") == step.index) & pl.col("parent_call_id").eq_missing(
+        step.parent_call_id
+    )
+    this_turn = pl.col("turn_index") == step.turn.index
     return (
         findings_frame(findings_for_condition(findings, condition))
         .filter(
             (pl.col("session_id") == session_id)
-            & (pl.col("turn_index") == turn_index)
-            & (pl.col("step_index").is_null() | (pl.col("step_index") == step_index))
+            & (
+                pl.col("turn_index").is_null()
+                | (this_turn & (pl.col("step_index").is_null() | this_step))
+            )
         )
-        .sort(rank, pl.col("step_index").is_null(), maintain_order=True)
+        .sort(
+            rank,
+            pl.col("step_index").is_null(),
+            pl.col("turn_index").is_null(),
+            maintain_order=True,
+        )
         .select("severity", "code", "message")
     )
 
@@ -394,7 +426,7 @@ def step_to_open(
     problem = None
     if step is not None or call is not None:
         wanted = step if step is not None else "0"
-        found = find_step(turn, int(wanted), call) if wanted.isdigit() else None
+        found = find_step(turn, int(wanted), call) if wanted.isdecimal() else None
         if found is not None:
             return found, None
         problem = _missing_step(turn, wanted, call)
@@ -406,7 +438,7 @@ def step_to_open(
 
 
 def _missing_step(turn: Turn, step: str, call: str | None) -> str:
-    if not step.isdigit():
+    if not step.isdecimal():
         return f"'{step}' is not a step number: steps are numbered 0, 1, 2… in their turn."
     if not turn.messages:
         return f"Turn {turn.index} has no model response, so it has no step {step}."

@@ -1,11 +1,11 @@
-"""Session: TSQ per turn, split votes highlighted; open a turn from the chart or the table."""
+"""Session: TSQ per step, banded by turn, with each turn's TSQ; open a step or a turn."""
 
 import polars as pl
 import streamlit as st
 
-from analysis._charts import turn_scores_chart
-from analysis._views import turn_table
-from workbench_ui import chart_downloads, chosen_session, data_source, open_page
+from analysis._charts import step_scores_chart
+from analysis._views import step_table, turn_table
+from workbench_ui import chart_downloads, chosen_session, data_source, open_page, open_step
 
 st.title("Session")
 workspace = data_source()
@@ -25,25 +25,57 @@ condition = (
     or "full"
 )
 turns = turn_table(session, workspace.judgments, workspace.findings, condition)
+steps = step_table(session, workspace.judgments, workspace.findings, condition)
 if st.toggle("Ambiguous turns only (split votes)", key="ambiguous_only"):
     turns = turns.filter(pl.col("verdict_kind") == "split")
+    steps = steps.filter(pl.col("turn_index").is_in(turns["turn_index"].implode()))
 st.caption(
-    f"{len(session.turns)} turns, {sum(1 for _ in session.tool_calls())} tool calls "
-    f"— {session.source}"
+    f"{len(session.turns)} turns, {steps.height} steps, "
+    f"{sum(1 for _ in session.tool_calls())} tool calls — {session.source}"
 )
-scores_chart = turn_scores_chart(turns)
-chart = st.altair_chart(scores_chart, on_select="rerun", key="turn_chart")
-chart_downloads(scores_chart, f"tsq-per-turn-{session.session_id}")
-picked = (chart.selection.get("turn_pick") or []) if chart else []
-if picked:
-    open_page("turn", session=session.session_id, turn=picked[0]["turn_index"])
+if steps.is_empty():
+    st.info("No step to plot.")
+else:
+    if steps["score"].is_null().all():
+        st.info(f"Not judged under {condition} yet: run the judge from the Judge page.")
+    scores_chart = step_scores_chart(steps)
+    chart = st.altair_chart(scores_chart, on_select="rerun", key="step_chart")
+    chart_downloads(scores_chart, f"tsq-per-step-{session.session_id}")
+    picked = chart["selection"].get("step_pick") if chart else None
+    if picked:
+        point = picked[0]
+        open_step(
+            session.session_id,
+            point["turn_index"],
+            point["step_index"],
+            point.get("parent_call_id"),
+        )
 event = st.dataframe(
-    turns.select("turn_index", "ask", "tools", "score", "votes_label", "verdict_kind", "findings"),
+    turns.select(
+        "turn_index",
+        "ask",
+        "score",
+        "votes_label",
+        "verdict_kind",
+        "steps",
+        "worst_step",
+        "worst_step_score",
+        "findings",
+        pl.col("tools").list.unique(maintain_order=True),
+    ),
     hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
     key="turns_table",
-    column_config={"score": st.column_config.NumberColumn("TSQ", format="%.2f")},
+    column_config={
+        "turn_index": st.column_config.NumberColumn("turn"),
+        "steps": st.column_config.NumberColumn("steps judged"),
+        "score": st.column_config.NumberColumn("TSQ", format="%.2f"),
+        "votes_label": "votes",
+        "verdict_kind": "verdict",
+        "worst_step": "worst step",
+        "worst_step_score": st.column_config.NumberColumn("worst step TSQ", format="%.2f"),
+    },
 )
 if event.selection.rows:
     open_page("turn", session=session.session_id, turn=turns["turn_index"][event.selection.rows[0]])

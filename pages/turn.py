@@ -1,23 +1,31 @@
-"""Turn: what the judge saw, how each judge voted, and why the turn scored what it scored."""
+"""Turn: its steps; for one step at a time, why it scored what it scored and what the judge saw."""
 
 import json
 
+import polars as pl
 import streamlit as st
 
-from analysis import render_turn
+from analysis import render_step
 from analysis._lint import findings_for_turn, why_this_score
-from workbench_ui import chosen_session_and_turn, data_source
+from analysis._views import judgment_of, step_findings, step_table, turn_table, votes_in_words
+from workbench_ui import (
+    chosen_session_and_turn,
+    chosen_step,
+    data_source,
+    judge_input_panel,
+    transcript_text,
+    votes_side_by_side,
+)
 
 st.title("Turn")
 workspace = data_source()
 session, turn = chosen_session_and_turn(workspace)
-
 judgments = [
     j
     for j in workspace.judgments
     if j.session_id == session.session_id and j.turn_index == turn.index
 ]
-conditions = [j.condition for j in judgments] or ["full"]
+conditions = sorted({j.condition for j in judgments}) or ["full"]
 condition = (
     st.segmented_control(
         "Judge condition",
@@ -27,48 +35,62 @@ condition = (
     )
     or conditions[0]
 )
-judgment = next((j for j in judgments if j.condition == condition), None)
-findings = findings_for_turn(workspace.findings, session.session_id, turn.index, condition)
+st.caption("The ask")
+transcript_text(turn.ask)
+summary = turn_table(session, workspace.judgments, workspace.findings, condition).filter(
+    pl.col("turn_index") == turn.index
+)
+score = summary["score"][0]
+st.metric(
+    "Turn TSQ",
+    "—" if score is None else f"{score:.2f}",
+    help="The mean TSQ of the turn's judged steps (a step's TSQ: its fraction of votes 'correct').",
+)
+st.caption(f"{summary['verdict_kind'][0]}: {summary['votes_label'][0] or 'run the judge'}")
 
-st.subheader("Why this score")
-score = "unscored" if judgment is None or judgment.score is None else f"{judgment.score:.2f}"
-st.metric("TSQ", score, help="Fraction of valid votes that called the tool choice correct.")
-st.text(why_this_score(findings, judgment))
+whole_turn = judgment_of(judgments, session.session_id, turn.index, condition)
+if whole_turn is not None:
+    st.subheader("Judged as one whole turn")
+    turn_findings = findings_for_turn(workspace.findings, session.session_id, turn.index, condition)
+    st.text(why_this_score(turn_findings, whole_turn))
+    st.text(votes_in_words(whole_turn))
+    votes_side_by_side(whole_turn)
+if not turn.messages:
+    st.info("This turn has no model response: the agent made no choice to judge.")
+    st.stop()
 
-rendered = render_turn(session, turn, condition)
-ask_column, context_column = st.columns(2)
-ask_column.markdown("**The ask**")
-ask_column.text(rendered.ask)
-context_column.markdown("**Prior context the judge got**")
-context_column.text(rendered.prior_context or "(none: first turn)")
-st.markdown("**Model output the judge read**")
-st.caption(f"catalog: {rendered.catalog_basis}, {len(rendered.tools)} tools")
-st.code(rendered.output or "(no output)", language=None)
+st.subheader("Steps")
+steps = step_table(session, workspace.judgments, workspace.findings, condition).filter(
+    pl.col("turn_index") == turn.index
+)
+step = chosen_step(turn, steps, key=f"steps_{session.session_id}_{turn.index}_{condition}")
+if step is None:
+    st.info("No response of this turn called a tool: it has no step to judge.")
+    st.stop()
 
-st.subheader("Votes")
+under = f", in the subagent spawned by call {step.parent_call_id}" if step.parent_call else ""
+st.subheader(f"Step {step.index}{under}")
+judgment = judgment_of(
+    judgments, session.session_id, turn.index, condition, step.index, step.parent_call_id
+)
+st.markdown("**Why this score**")
+st.text(votes_in_words(judgment))
+findings = step_findings(workspace.findings, session.session_id, step, condition)
+for finding in findings.iter_rows(named=True):
+    st.text(f"{finding['severity']} · {finding['code']}: {finding['message']}")
+if findings.is_empty():
+    st.caption("No findings for this step.")
+
+st.markdown("**What the judge saw**")
+judge_input_panel(
+    render_step(session, turn, step.index, condition, parent_call_id=step.parent_call_id)
+)
+
+st.markdown("**Votes**")
 if judgment is None:
     st.info("Not judged yet under this condition. Run the judge from the Judge page.")
 else:
-    columns = st.columns(max(1, len(judgment.votes)))
-    for number, (column, vote) in enumerate(zip(columns, judgment.votes, strict=False), start=1):
-        column.markdown(f"**Judge {number}: {vote.verdict}**")
-        column.text(vote.reasoning)
-    if judgment.n_discarded:
-        st.warning(f"{judgment.n_discarded} of {judgment.n_requested} votes were discarded.")
-
-st.subheader("Findings")
-if findings:
-    st.dataframe(
-        [f.model_dump(include={"severity", "code", "message"}) for f in findings], hide_index=True
-    )
-else:
-    st.caption("No findings for this turn.")
-with st.expander("Judge input as text"):
-    st.code(rendered.prompt_text(), language=None)
-with st.expander("Tool calls and results"):
-    st.code(
-        json.dumps(
-            [c.model_dump(mode="json", exclude={"subagent"}) for c in turn.tool_calls()], indent=1
-        ),
-        language="json",
-    )
+    votes_side_by_side(judgment)
+with st.expander("This step's calls and their results"):
+    calls = [c.model_dump(mode="json", exclude={"subagent"}) for c in step.message.tool_calls]
+    st.code(json.dumps(calls, indent=1), language="json", wrap_lines=True)

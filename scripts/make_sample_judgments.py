@@ -1,9 +1,10 @@
 """Write ``sample_data/judgments/illustrative.judgments.jsonl``: ILLUSTRATIVE judge output.
 
 No model produced these votes. They are written by hand-made rules that follow the product
-brief's story, so the app has something true to show offline: under ``bare`` every turn
-passes (a menu of one), under ``catalog_no_call`` every turn fails (no call in the output),
-under ``full`` only the right choices pass, and one turn has a split vote.
+brief's story, so the app has something true to show offline: one judgment per step (each
+model response of the main agent that called a tool), under each condition. Under ``bare``
+every step passes (a menu of one), under ``catalog_no_call`` every step fails (no call in the
+output), under ``full`` only the right choices pass, and one step has a split vote.
 
     python scripts/make_sample_judgments.py
 """
@@ -15,23 +16,25 @@ from pathlib import Path
 import analysis
 from analysis._judge import RUBRIC_VERSION, judgment
 from analysis._models import TurnJudgment, Vote
-from analysis._render import CONDITIONS, RenderedTurn, render_turn
+from analysis._render import CONDITIONS, JudgeInput, render_step
+from analysis._steps import turn_steps
 
 OUT = Path(__file__).resolve().parents[1] / "sample_data" / "judgments"
 MODEL = "illustrative (not a live model)"
 BAD = "5eed0000-0000-4000-8000-000000000001"
-WRONG_CHOICES = {(BAD, 1), (BAD, 2), (BAD, 3)}  # WebSearch, Read-to-delete, WebSearch
-SPLIT = {("5eed0000-0000-4000-8000-000000000002", 3): ("correct", "correct", "incorrect")}
+RICH = "5eed0000-0000-4000-8000-000000000002"
+WRONG_CHOICES = {(BAD, 1, 0), (BAD, 2, 0), (BAD, 3, 0)}  # WebSearch, Read-to-delete, WebSearch
+SPLIT = {(RICH, 3, 0): ("correct", "correct", "incorrect")}  # "yes do #1"
 REASONS = {
-    "bare": "Only {tools} was available and it was called: the only possible choice.",
+    "bare": "The menu held only what was called ({tools}): the only possible choice.",
     "catalog_no_call": "Tools were available but the output shows no call: the agent did not act.",
     "correct": "{tools} can do what was asked, and no better tool was on the menu.",
     "incorrect": "{tools} cannot do what was asked; a local tool on the menu (Bash, Glob) could.",
 }
 
 
-def votes_for(rendered: RenderedTurn, called: str) -> list[Vote]:
-    key = (rendered.session_id, rendered.turn_index)
+def votes_for(rendered: JudgeInput, called: str) -> list[Vote]:
+    key = (rendered.session_id, rendered.turn_index, rendered.step_index)
     if rendered.condition == "bare":
         verdicts = ("correct",) * 3
     elif rendered.condition == "catalog_no_call":
@@ -42,8 +45,7 @@ def votes_for(rendered: RenderedTurn, called: str) -> list[Vote]:
         verdicts = ("incorrect" if key in WRONG_CHOICES else "correct",) * 3
     reason_key = rendered.condition if rendered.condition != "full" else None
     return [
-        Vote(verdict=v, reasoning=REASONS[reason_key or v].format(tools=called or "no tool"))
-        for v in verdicts
+        Vote(verdict=v, reasoning=REASONS[reason_key or v].format(tools=called)) for v in verdicts
     ]
 
 
@@ -52,13 +54,21 @@ def main() -> None:
     lines: list[TurnJudgment] = []
     for session in loaded.sessions:
         for turn in session.turns:
-            called = ", ".join(dict.fromkeys(c.name for c in turn.tool_calls()))
-            if not called:
-                continue
-            for condition in CONDITIONS:
-                rendered = render_turn(session, turn, condition)
-                result = judgment(rendered, votes_for(rendered, called), 3, MODEL, None)
-                lines.append(result.model_copy(update={"rubric_version": RUBRIC_VERSION}))
+            for step in turn_steps(turn):
+                called = ", ".join(dict.fromkeys(c.name for c in step.message.tool_calls))
+                for condition in CONDITIONS:
+                    rendered = render_step(session, turn, step.index, condition)
+                    result = judgment(rendered, votes_for(rendered, called), 3, MODEL, None)
+                    lines.append(
+                        result.model_copy(
+                            update={
+                                "step_index": rendered.step_index,
+                                "message_id": rendered.message_id,
+                                "parent_call_id": rendered.parent_call_id,
+                                "rubric_version": RUBRIC_VERSION,
+                            }
+                        )
+                    )
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "illustrative.judgments.jsonl"
     path.write_text("".join(line.model_dump_json() + "\n" for line in lines))

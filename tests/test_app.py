@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,45 @@ def test_choosing_a_session_opens_it():
     assert at.title[0].value == "Session"
 
 
+def test_session_page_plots_steps_and_lists_turns():
+    at = page("pages/session.py", session=RICH)
+    assert not at.exception
+    (chart,) = at.get("vega_lite_chart")
+    spec = json.loads(chart.proto.spec)
+    assert [layer["mark"]["type"] for layer in spec["layer"]] == [
+        "rect",
+        "rect",
+        "rule",
+        "point",
+        "text",
+    ]
+    assert spec["params"][0]["name"] == "step_pick"
+    turns = at.dataframe[0].value
+    assert turns["steps"].tolist() == [2, 1, 2, 1]  # the main agent's tool-calling responses
+    assert turns["worst_step"].tolist() == ["step 0"] * 4
+    assert turns["score"].tolist() == pytest.approx([1, 1, 1, 2 / 3])
+
+
+@pytest.mark.parametrize(
+    ("point", "opened"),
+    [
+        ({"turn_index": 3, "step_index": 0, "parent_call_id": None}, {"turn": "3", "step": "0"}),
+        (
+            {"turn_index": 1, "step_index": 1, "parent_call_id": "toolu_t1"},
+            {"turn": "1", "step": "1", "call": "toolu_t1"},
+        ),
+    ],
+)
+def test_clicking_a_step_opens_the_turn_page_at_that_step(point, opened):
+    at = page("pages/session.py", session=RICH)
+    at.session_state["step_chart"] = {"selection": {"step_pick": [point]}}
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Turn"
+    assert {key: param(at, key) for key in opened} == opened
+    assert "call" in opened or "call" not in at.query_params
+
+
 def test_session_page_filters_ambiguous_turns_and_opens_a_turn():
     at = page("pages/session.py", session=RICH)
     assert not at.exception
@@ -80,14 +121,22 @@ def test_session_page_filters_ambiguous_turns_and_opens_a_turn():
     assert param(at, "turn") == "3"
 
 
+def verdicts(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**Judge ")]
+
+
 def test_turn_page_shows_votes_side_by_side_and_why():
     at = page("pages/turn.py", session=RICH, turn="3")
     assert not at.exception
     texts = [t.value for t in at.text]
     assert "yes do #1" in texts
-    assert any("SPLIT_VOTE" in t or "NO_CATALOG" in t for t in texts)
-    verdicts = [m.value for m in at.markdown if m.value.startswith("**Judge ")]
-    assert verdicts == ["**Judge 1: correct**", "**Judge 2: correct**", "**Judge 3: incorrect**"]
+    assert "2 of 3 judges said correct; the dissent: judge 3 said incorrect." in texts
+    assert any(t.startswith("info · SPLIT_VOTE: ") for t in texts)
+    assert verdicts(at) == [
+        "**Judge 1: correct**",
+        "**Judge 2: correct**",
+        "**Judge 3: incorrect**",
+    ]
     assert at.metric[0].value == "0.67"
 
 
@@ -95,10 +144,112 @@ def test_turn_page_bare_condition_says_the_score_means_nothing():
     at = page("pages/turn.py", session=BAD, turn="1")
     at.segmented_control(key="turn_condition").set_value("bare").run()
     assert not at.exception
-    why = at.text[0].value
-    assert why.startswith("NO_CATALOG")
-    codes = at.dataframe[0].value["code"].tolist()
-    assert "SINGLE_TOOL_CATALOG" in codes
+    findings = [t.value for t in at.text if " · " in t.value]
+    # the most serious first; among equals, the step's own, then its turn's, then its session's
+    assert findings[0].startswith("error · SINGLE_TOOL_CATALOG: [bare] ")
+    assert findings[1].startswith("error · NO_CATALOG: ")
+
+
+def test_a_link_opens_one_step_with_its_input_and_votes():
+    at = page("pages/turn.py", session=RICH, turn="0", step="1")
+    assert not at.exception
+    assert [h.value for h in at.subheader] == ["Steps", "Step 1"]
+    steps = at.dataframe[0].value
+    assert steps["step_index"].tolist() == [0, 1]
+    assert [list(tools) for tools in steps["tools"]] == [["Grep", "Glob"], ["Read"]]
+    codes = [c.value for c in at.code]
+    assert any(c.startswith("[step 0]") and "Grep(" in c for c in codes)  # the turn so far
+    assert any(c.startswith('Read(file_path="') for c in codes)  # the output it judged
+    assert not any(c.startswith("Grep(") for c in codes)  # not the whole turn's output
+    assert "3 of 3 judges said correct." in [t.value for t in at.text]
+    assert verdicts(at) == ["**Judge 1: correct**", "**Judge 2: correct**", "**Judge 3: correct**"]
+    assert param(at, "step") == "1"
+
+
+def test_picking_a_step_in_the_table_opens_it():
+    at = page("pages/turn.py", session=RICH, turn="2")
+    assert param(at, "step") == "0"  # every step passed: the first opens
+    key = f"steps_{RICH}_2_full"
+    at.session_state[key] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    assert param(at, "step") == "1"
+    assert at.subheader[1].value == "Step 1"
+
+
+def test_a_bad_step_in_the_link_is_said_in_one_line():
+    at = page("pages/turn.py", session=RICH, turn="0", step="9")
+    assert not at.exception
+    (warning,) = at.warning
+    assert warning.value == "Turn 0 has no step 9: its responses are numbered 0 to 2."
+    assert at.subheader[1].value == "Step 0"
+
+
+def test_a_subagent_step_opens_by_its_call():
+    at = page("pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
+    assert not at.exception
+    assert at.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("(a subagent, spawned by Task(") for t in texts)
+    codes = [c.value for c in at.code]
+    assert 'Read(file_path="tests/payments/test_webhooks.py")' in codes
+    assert "Not judged yet" in at.info[0].value
+    assert param(at, "call") == "toolu_t1"
+
+
+def test_turn_level_judgments_are_still_shown(tmp_path):
+    source = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    shutil.copy(source, tmp_path)
+    whole_turn = {
+        "session_id": BAD,
+        "turn_index": 1,
+        "score": 0.0,
+        "votes": [{"verdict": "incorrect", "reasoning": "web search for a local question"}] * 3,
+        "n_requested": 3,
+        "n_valid": 3,
+        "n_discarded": 0,
+        "model": "older judge",
+        "rubric_version": "tsq-rubric/1",
+        "condition": "full",
+        "catalog_size": 10,
+        "call_rendered": True,
+        "context_chars": 0,
+    }
+    lines = [json.dumps({**whole_turn, "turn_index": turn}) for turn in (1, 2)]
+    (tmp_path / "old.judgments.jsonl").write_text("\n".join(lines) + "\n")
+    at = app()
+    at.sidebar.radio(key="data_source").set_value("Local folder").run()
+    at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
+    at.query_params["session"] = BAD
+    at.query_params["turn"] = "1"
+    at.switch_page("pages/turn.py").run()
+    assert not at.exception
+    assert at.subheader[0].value == "Judged as one whole turn"
+    assert "0 of 3 judges said correct." in [t.value for t in at.text]
+    assert verdicts(at) == [f"**Judge {n}: incorrect**" for n in (1, 2, 3)]
+    assert at.metric[0].value == "0.00"
+    assert at.dataframe[0].value["votes_label"].tolist() == ["not judged"]
+
+
+def test_a_turn_without_a_model_response_says_so(write_jsonl, tmp_path):
+    write_jsonl(
+        [
+            {
+                "type": "user",
+                "sessionId": "quiet",
+                "uuid": "u1",
+                "message": {"role": "user", "content": "hello?"},
+            }
+        ]
+    )
+    at = app()
+    at.sidebar.radio(key="data_source").set_value("Local folder").run()
+    at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
+    at.query_params["session"] = "quiet"
+    at.switch_page("pages/turn.py").run()
+    assert not at.exception
+    assert at.info[0].value.startswith("This turn has no model response")
+    assert not at.dataframe
 
 
 def test_catalog_page_shows_the_three_catalogs_and_the_span():
@@ -150,6 +301,7 @@ def test_transcript_html_is_shown_as_text(write_jsonl, tmp_path):
     assert not at.exception
     assert hostile in [t.value for t in at.text]
     assert all(hostile not in m.value for m in at.markdown)
+    assert at.info[0].value.endswith("it has no step to judge.")  # it answered in words only
 
 
 def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, tmp_path):

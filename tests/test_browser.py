@@ -96,3 +96,23 @@ def test_split_vote_turn_in_a_real_browser(server, tmp_path):
     assert shot.stat().st_size > 10_000
     outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
     assert outside == []
+
+
+def test_a_link_to_a_subagent_step_opens_that_step_in_a_real_browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+        page.goto(f"{server}/turn?session={RICH}&turn=1&step=2&call=toolu_t1")
+        page.get_by_text("Step 2, in the subagent spawned by call toolu_t1").wait_for(
+            timeout=30_000
+        )
+        page.get_by_text("Grep(").first.wait_for(state="attached", timeout=30_000)
+        body = page.inner_text("body")
+        assert "List the test cases in tests/payments/" in body  # the subagent's prompt
+        assert "[step 1]" in body  # its run so far
+        page.goto(f"{server}/session?session={RICH}")
+        page.get_by_text("TSQ per step").first.wait_for(state="attached", timeout=30_000)
+        page.locator(".vega-embed").first.wait_for(timeout=30_000)
+        browser.close()

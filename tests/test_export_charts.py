@@ -110,7 +110,7 @@ def download_labels(at: AppTest) -> dict[str, str]:
     ("page", "params", "stem"),
     [
         ("pages/overview.py", {}, "tsq-per-session"),
-        ("pages/session.py", {"session": RICH}, f"tsq-per-turn-{RICH}"),
+        ("pages/session.py", {"session": RICH}, f"tsq-per-step-{RICH}"),
         ("pages/judge.py", {}, "ablation"),
     ],
 )

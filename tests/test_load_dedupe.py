@@ -236,3 +236,30 @@ def test_history_written_again_further_down_one_file_counts_once(spotter, tmp_pa
         key: "\n\n".join(parts) for key, parts in texts.items()
     }
     assert session.issues == []
+
+
+def test_a_judgments_file_of_one_line_loads(tmp_path):
+    line = {
+        "session_id": "s",
+        "turn_index": 0,
+        "step_index": 2,
+        "message_id": "msg_1",
+        "score": 1.0,
+        "votes": [{"verdict": "correct", "reasoning": "fine"}],
+        "n_requested": 1,
+        "n_valid": 1,
+        "n_discarded": 0,
+        "model": "m",
+        "rubric_version": "tsq-rubric/2",
+        "condition": "full",
+        "catalog_size": 10,
+        "call_rendered": True,
+        "context_chars": 0,
+    }
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    loaded = analysis.load([path])
+    assert [(j.turn_index, j.step_index, j.message_id) for j in loaded.judgments] == [
+        (0, 2, "msg_1")
+    ]
+    assert loaded.issues == []
