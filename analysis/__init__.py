@@ -28,8 +28,10 @@ from ._lint import (
     Finding,
     condition_of,
     findings_for_condition,
+    findings_for_step,
     findings_for_turn,
     lint,
+    votes_in_words,
     why_this_score,
 )
 from ._loader import load, load_catalog
@@ -75,13 +77,16 @@ from ._render import (
 )
 from ._report import IngestReport, ingest_report
 from ._review import (
+    ablation_steps,
     ablation_turns,
+    ambiguous_steps,
     ambiguous_turns,
     explain_turns,
     findings_summary,
     review_queue,
     turns_overview,
     votes_frame,
+    worst_steps,
 )
 from ._samples import sample_data_dir
 from ._steps import Step, select_steps, turn_steps
@@ -165,6 +170,7 @@ __all__ = [
     "Usage",
     "Vote",
     "ablation_chart",
+    "ablation_steps",
     "ablation_table",
     "ablation_turns",
     "adjudicate_open",
@@ -172,6 +178,7 @@ __all__ = [
     "agreement_report",
     "ai_sides_chart",
     "all_decisions",
+    "ambiguous_steps",
     "ambiguous_turns",
     "baseline_catalog",
     "before_after_chart",
@@ -193,6 +200,7 @@ __all__ = [
     "export_request",
     "findings_chart",
     "findings_for_condition",
+    "findings_for_step",
     "findings_for_turn",
     "findings_frame",
     "findings_summary",
@@ -243,7 +251,9 @@ __all__ = [
     "turns_frame",
     "turns_overview",
     "votes_frame",
+    "votes_in_words",
     "why_this_score",
+    "worst_steps",
 ]
 
 # Imported on first use, so that ``import analysis`` (and the CLI) stays quick: the judge needs

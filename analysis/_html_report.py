@@ -1,4 +1,5 @@
-"""One self-contained HTML report: session TSQ, split votes, the findings that matter, charts.
+"""One self-contained HTML report: session TSQ, split votes, worst steps, the findings that
+matter, charts.
 
 The file makes no request when opened: Vega, Vega-Lite and vega-embed are inlined (from
 vl-convert), each chart's specification sits in the page with its data, and a
@@ -31,7 +32,13 @@ from ._charts import (
 from ._export_charts import chart_spec, vega_javascript
 from ._lint import Finding, findings_for_condition, lint
 from ._models import Condition, LoadResult, TurnJudgment
-from ._review import ambiguous_turns, findings_summary
+from ._review import (
+    ablation_steps,
+    ambiguous_steps,
+    ambiguous_turns,
+    findings_summary,
+    worst_steps,
+)
 from ._study_charts import (
     adjudication_load_chart,
     ai_sides_chart,
@@ -44,6 +51,7 @@ from ._views import ablation_table, findings_frame, session_overview, turn_table
 
 MAX_TABLE_ROWS = 500
 MAX_SESSION_CHARTS = 10
+WORST_STEPS_PER_SESSION = 3
 ABLATION_FACETS = 8
 """Beyond this many sessions the ablation chart shows all sessions together."""
 _CSP = (
@@ -186,13 +194,15 @@ def _summary_section(
     result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
 ) -> ReportSection:
     judged = [j for j in judgments if j.condition == condition]
+    steps = sum(j.unit == "step" for j in judged)
     rows = [
         ("sessions", len(result.sessions)),
         ("turns", sum(len(s.turns) for s in result.sessions)),
         ("tool calls", sum(sum(s.tool_call_counts().values()) for s in result.sessions)),
         ("files read", result.files_read),
         ("parse issues", len(result.all_issues())),
-        (f"judged turns ({condition})", len(judged)),
+        (f"judged turns ({condition})", len({(j.session_id, j.turn_index) for j in judged})),
+        *([(f"judged steps ({condition})", steps)] if steps else []),
         ("judge models", ", ".join(sorted({j.model for j in judged})) or None),
     ]
     frame = pl.DataFrame(
@@ -226,9 +236,11 @@ def _sessions_section(overview: pl.DataFrame, condition: Condition) -> ReportSec
     return ReportSection(
         title="Sessions",
         intro=(
-            "One row per session. TSQ is the fraction of valid votes that called a turn's tool "
-            f"choice correct ({condition!r} condition); mean TSQ averages the judged turns. "
-            "Split turns are those where the judges disagreed."
+            "One row per session. A step's TSQ is the fraction of valid votes that called its "
+            f"tool choice correct ({condition!r} condition); a turn's is the mean of its judged "
+            "steps (or its own score, when whole turns were judged); mean TSQ averages the "
+            "session's judged turns. Split turns are those where the judges disagreed on the "
+            "turn or on one of its steps."
         ),
         charts=charts,
         table=shown,
@@ -252,31 +264,104 @@ def _ablation_section(judgments: Sequence[TurnJudgment]) -> ReportSection | None
     )
 
 
-def _ambiguous_section(
+def _ablation_steps_section(
+    result: LoadResult, judgments: Sequence[TurnJudgment]
+) -> ReportSection | None:
+    steps = [j for j in judgments if j.unit == "step"]
+    if len({j.condition for j in steps}) < 2:
+        return None
+    return ReportSection(
+        title="What the judge saw, step by step",
+        intro=(
+            "Each judged step's score under every condition loaded, side by side: the ablation "
+            "one decision at a time."
+        ),
+        table=ablation_steps(result.sessions, steps),
+    )
+
+
+def _split_session_charts(
     result: LoadResult,
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     condition: Condition,
-) -> ReportSection:
-    split = ambiguous_turns(result.sessions, judgments, condition)
-    sessions = [s for s in result.sessions if s.session_id in set(split["session_id"])]
-    charts = [
+    split: pl.DataFrame,
+) -> list[alt.TopLevelMixin]:
+    """TSQ per turn of the sessions with a split vote (the first few)."""
+    with_split = set(split["session_id"])
+    sessions = [s for s in result.sessions if s.session_id in with_split]
+    return [
         turn_scores_chart(turn_table(session, judgments, findings, condition)).properties(
             title=f"TSQ per turn — {session.session_id}"
         )
         for session in sessions[:MAX_SESSION_CHARTS]
     ]
-    intro = (
-        "Turns where the judges split (0 < TSQ < 1): the most useful ones for a human to "
-        "review, with one judge's argument from each side."
-        if split.height
-        else "No turn has a split vote."
-    )
+
+
+def _ambiguous_sections(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    condition: Condition,
+) -> list[ReportSection]:
+    """Split votes: per step for step judgments, per turn for turn-level ones (or none yet)."""
+    judged = [j for j in judgments if j.condition == condition]
+    units = {j.unit for j in judged}
+    sections = []
+    if "step" in units:
+        split = ambiguous_steps(result.sessions, judged, condition)
+        intro = (
+            "Steps where the judges split (0 < TSQ < 1): the most useful ones for a human to "
+            "review, each with its turn's ask, its calls and one judge's argument from each "
+            "side. The charts show these sessions turn by turn (a turn's TSQ is the mean of its "
+            "steps)."
+            if split.height
+            else "No step has a split vote."
+        )
+        sections.append(
+            ReportSection(
+                title="Ambiguous steps (split votes)",
+                intro=intro,
+                charts=_split_session_charts(result, judgments, findings, condition, split),
+                table=split if split.height else None,
+            )
+        )
+    if "turn" in units or not units:
+        split = ambiguous_turns(result.sessions, [j for j in judged if j.unit == "turn"], condition)
+        intro = (
+            "Turns where the judges split (0 < TSQ < 1): the most useful ones for a human to "
+            "review, with one judge's argument from each side."
+            if split.height
+            else "No turn has a split vote."
+        )
+        sections.append(
+            ReportSection(
+                title="Ambiguous turns (split votes)",
+                intro=intro,
+                charts=_split_session_charts(result, judgments, findings, condition, split),
+                table=split if split.height else None,
+            )
+        )
+    return sections
+
+
+def _worst_steps_section(
+    result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
+) -> ReportSection | None:
+    steps = [j for j in judgments if j.condition == condition and j.unit == "step"]
+    if not steps:
+        return None
+    worst = worst_steps(result.sessions, steps, condition, WORST_STEPS_PER_SESSION)
     return ReportSection(
-        title="Ambiguous turns (split votes)",
-        intro=intro,
-        charts=charts,
-        table=split if split.height else None,
+        title="Worst steps per session",
+        intro=(
+            f"The {WORST_STEPS_PER_SESSION} lowest-scoring steps of each session (those below "
+            "1), lowest first, with the calls the judges read and one argument against the "
+            "choice."
+            if worst.height
+            else "Every judged step scored 1 (or was unscored)."
+        ),
+        table=worst if worst.height else None,
     )
 
 
@@ -286,13 +371,14 @@ def _findings_section(findings: Sequence[Finding]) -> ReportSection:
         return ReportSection(title="Findings that matter", intro="No error or warning finding.")
     summary = findings_summary(serious)
     details = findings_frame(serious).select(
-        "session_id", "turn_index", "severity", "code", "message"
+        "session_id", "turn_index", "step_index", "parent_call_id", "severity", "code", "message"
     )
     return ReportSection(
         title="Findings that matter",
         intro=(
             "Diagnostics of error and warning severity (tsq lint): reasons a score may not mean "
-            "what it seems to. By code first, then every finding."
+            "what it seems to. By code first, then every finding; one without a turn is about "
+            "the whole session (every turn of it, for a catalog finding)."
         ),
         charts=[findings_chart(summary)],
         table=summary,
@@ -321,14 +407,17 @@ def report_sections(
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> list[ReportSection]:
-    """The standard sections: summary, sessions, ablation, split votes, findings, issues."""
+    """The standard sections: summary, sessions, ablation (per session, then per step), split
+    votes, worst steps, findings, issues."""
     relevant = findings_for_condition(findings, condition)
     overview = session_overview(result.sessions, judgments, relevant, condition)
     sections: list[ReportSection | None] = [
         _summary_section(result, judgments, condition),
         _sessions_section(overview, condition),
         _ablation_section(judgments),
-        _ambiguous_section(result, judgments, relevant, condition),
+        _ablation_steps_section(result, judgments),
+        *_ambiguous_sections(result, judgments, relevant, condition),
+        _worst_steps_section(result, judgments, condition),
         _findings_section(relevant),
         _issues_section(result),
     ]

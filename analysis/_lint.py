@@ -1,24 +1,33 @@
-"""Diagnostics: why did this turn score what it scored?
+"""Diagnostics: why did this step (or turn) score what it scored?
 
-Each finding has a stable code, a severity and a plain explanation. Catalog findings describe
-the input as given — what a platform receiving that trace would see — so a plain GenAI trace
-without tool definitions gets ``NO_CATALOG`` even though the workbench itself would judge it
-against the baseline.
+Each finding has a stable code, a severity and a plain explanation, and says what it is about:
+a step (``step_index``, and ``parent_call_id`` for a subagent's step), a turn, or the session
+(``turn_index`` None). A finding that holds for every turn of a session — no catalog at all,
+or one catalog serving every turn — is reported once, for the session; :func:`finding_scope`
+says so, and :func:`findings_for_turn` / :func:`findings_for_step` give it to every turn.
+
+Catalog findings describe the input as given — what a platform receiving that trace would
+see — so a plain GenAI trace without tool definitions gets ``NO_CATALOG`` even though the
+workbench itself would judge it against the baseline.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel
 
-from ._models import Session, Turn, TurnJudgment
+from ._models import Session, ToolCatalog, Turn, TurnJudgment
 from ._render import CONDITIONS as JUDGE_CONDITIONS
 from ._render import RenderOptions, turn_summary
+from ._steps import turn_steps
 
 Severity = Literal["error", "warning", "info"]
+Scope = Literal["step", "turn", "every turn", "session"]
+_SPECIFICITY = {scope: rank for rank, scope in enumerate(get_args(Scope))}
+"""Most specific first: a finding about the step itself, then its turn, then its session."""
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
 CODES = (
     "NO_CATALOG",
@@ -34,32 +43,61 @@ CODES = (
     "UNSCORED",
     "UNIFORM_SESSION_SCORES",
 )
+CATALOG_CODES = frozenset(
+    {"NO_CATALOG", "SINGLE_TOOL_CATALOG", "MISSING_DESCRIPTIONS", "RETROACTIVE_CATALOG"}
+)
+"""Findings about the catalog a turn had; one that every turn of a session has is reported
+once, for the session (``turn_index`` None), and is then about every turn."""
 _REFERENTIAL = re.compile(
     r"^\s*(yes|yeah|yep|ok(ay)?|sure|no|go( ahead)?|do (it|that|this|so)|continue|again|same|"
     r"that|this|those|these|the (above|first|second|last)|#?\d+)\b|#\d+",
     re.I,
 )
 _SHORT_ASK_WORDS = 4
+_DISSENT_WORDS = 12
 
 
 class Finding(BaseModel):
     session_id: str
     turn_index: int | None
+    step_index: int | None = None
+    parent_call_id: str | None = None
+    """A subagent's step: the call that spawned the subagent."""
     code: str
     severity: Severity
     message: str
 
 
+Draft = tuple[str, Severity, str]
+"""A finding's code, severity and message, before it is placed on a session, turn or step."""
+
+
 def _finding(
-    session: Session, turn: Turn | None, code: str, severity: Severity, message: str
+    session: Session,
+    turn: Turn | None,
+    draft: Draft,
+    step_index: int | None = None,
+    parent_call_id: str | None = None,
 ) -> Finding:
+    code, severity, message = draft
     return Finding(
         session_id=session.session_id,
         turn_index=turn.index if turn is not None else None,
+        step_index=step_index,
+        parent_call_id=parent_call_id,
         code=code,
         severity=severity,
         message=message,
     )
+
+
+def finding_scope(finding: Finding) -> Scope:
+    """What a finding is about; ``every turn``: a turn finding the session reported once."""
+    if finding.step_index is not None:
+        return "step"
+    if finding.turn_index is not None:
+        return "turn"
+    return "every turn" if finding.code in CATALOG_CODES else "session"
 
 
 def is_context_dependent(ask: str) -> bool:
@@ -67,58 +105,113 @@ def is_context_dependent(ask: str) -> bool:
     return len(ask.split()) <= _SHORT_ASK_WORDS or bool(_REFERENTIAL.search(ask))
 
 
-def _catalog_findings(session: Session, turn: Turn) -> Iterable[Finding]:
-    catalog = session.catalog_for(turn)
-    called = list(dict.fromkeys(call.name for call in turn.tool_calls()))
+def _catalog_drafts(catalog: ToolCatalog | None) -> list[Draft]:
+    """What is wrong with a catalog as a whole (None: the input carries none)."""
     if catalog is None:
-        yield _finding(
-            session,
-            turn,
-            "NO_CATALOG",
-            "error",
-            "The input carries no tool catalog: a judge reading this trace sees only the tool "
-            "that was called, so every choice looks right and a 1.0 means nothing.",
-        )
-        return
+        return [
+            (
+                "NO_CATALOG",
+                "error",
+                "The input carries no tool catalog: a judge reading this trace sees only the "
+                "tool that was called, so every choice looks right and a 1.0 means nothing.",
+            )
+        ]
+    drafts: list[Draft] = []
     if len(catalog.tools) == 1:
-        yield _finding(
-            session,
-            turn,
-            "SINGLE_TOOL_CATALOG",
-            "error",
-            f"The judge saw a menu of one tool ({catalog.tools[0].name}): "
-            "choosing it cannot be wrong, so this 1.0 means nothing.",
-        )
-    missing = [name for name in called if catalog.get(name) is None]
-    if missing:
-        yield _finding(
-            session,
-            turn,
-            "CALLED_TOOL_NOT_IN_CATALOG",
-            "warning",
-            f"Called {', '.join(missing)}, which the catalog does not list: the judge cannot "
-            "know what it is for.",
+        drafts.append(
+            (
+                "SINGLE_TOOL_CATALOG",
+                "error",
+                f"The judge saw a menu of one tool ({catalog.tools[0].name}): "
+                "choosing it cannot be wrong, so this 1.0 means nothing.",
+            )
         )
     undescribed = [tool.name for tool in catalog.tools if not tool.description]
     if undescribed:
         shown = ", ".join(undescribed[:5]) + (" …" if len(undescribed) > 5 else "")
-        yield _finding(
-            session,
-            turn,
-            "MISSING_DESCRIPTIONS",
-            "warning",
-            f"{len(undescribed)} of {len(catalog.tools)} tools have no description ({shown}): "
-            "the judge cannot tell what they are for.",
+        drafts.append(
+            (
+                "MISSING_DESCRIPTIONS",
+                "warning",
+                f"{len(undescribed)} of {len(catalog.tools)} tools have no description "
+                f"({shown}): the judge cannot tell what they are for.",
+            )
         )
-    if catalog.captured_at and turn.timestamp and catalog.captured_at > turn.timestamp:
-        yield _finding(
-            session,
-            turn,
+    return drafts
+
+
+def _retroactive_drafts(catalog: ToolCatalog | None, turn: Turn) -> list[Draft]:
+    captured = catalog.captured_at if catalog is not None else None
+    if not (captured and turn.timestamp and captured > turn.timestamp):
+        return []
+    return [
+        (
             "RETROACTIVE_CATALOG",
             "warning",
-            f"The catalog was captured at {catalog.captured_at:%Y-%m-%d %H:%M}, after this turn: "
-            "the agent may have had a different menu.",
+            f"The catalog was captured at {captured:%Y-%m-%d %H:%M}, after this turn: the agent "
+            "may have had a different menu.",
         )
+    ]
+
+
+class _SessionCatalogs:
+    """The catalog findings of each turn of a session; those every turn has are the session's.
+
+    Each distinct catalog is examined once, so a session of thousands of turns sharing one
+    catalog costs one look at it.
+    """
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        by_catalog: dict[int | None, list[Draft]] = {}
+        self.names: dict[int | None, set[str]] = {}
+        self.keys: dict[int, int | None] = {}
+        """Which catalog each turn had, by turn index (None: none)."""
+        per_turn: dict[int, list[Draft]] = {}
+        for turn in session.turns:
+            catalog = session.catalog_for(turn)
+            key = self.keys[turn.index] = turn.catalog_index if catalog is not None else None
+            if key not in by_catalog:
+                by_catalog[key] = _catalog_drafts(catalog)
+                self.names[key] = set(catalog.names()) if catalog is not None else set()
+            if turn.messages:  # a turn with no model response chose nothing: its menu is moot
+                per_turn[turn.index] = by_catalog[key] + _retroactive_drafts(catalog, turn)
+        first = next(iter(per_turn.values()), [])
+        shared = set(first)
+        for drafts in per_turn.values():
+            if not shared:
+                break
+            shared.intersection_update(drafts)
+        self.session_wide = [draft for draft in first if draft in shared]
+        self.own = {
+            index: [draft for draft in drafts if draft not in shared]
+            for index, drafts in per_turn.items()
+        }
+
+    def turn_findings(self, turn: Turn) -> Iterable[Finding]:
+        """The turn's catalog findings that not every turn of the session has."""
+        for draft in self.own.get(turn.index, []):
+            yield _finding(self.session, turn, draft)
+
+    def step_drafts(self, turn: Turn) -> Iterable[tuple[int, Draft]]:
+        """Per step of the main agent: a called tool the turn's catalog does not list."""
+        key = self.keys[turn.index]
+        if key is None:  # no catalog at all: NO_CATALOG says it
+            return
+        listed = self.names[key]
+        for step in turn_steps(turn):
+            calls = step.message.tool_calls
+            missing = list(dict.fromkeys(c.name for c in calls if c.name not in listed))
+            if missing:
+                yield (
+                    step.index,
+                    (
+                        "CALLED_TOOL_NOT_IN_CATALOG",
+                        "warning",
+                        f"Called {', '.join(missing)}, which the catalog does not list: the judge "
+                        "cannot know what it is for.",
+                    ),
+                )
 
 
 def _context_finding(
@@ -134,10 +227,12 @@ def _context_finding(
     return _finding(
         session,
         turn,
-        "CONTEXT_DEPENDENT_ASK",
-        "warning",
-        f"The ask {turn.ask[:40]!r} depends on earlier turns, and the prior context {why}: "
-        "the judge may not know what was asked.",
+        (
+            "CONTEXT_DEPENDENT_ASK",
+            "warning",
+            f"The ask {turn.ask[:40]!r} depends on earlier turns, and the prior context {why}: "
+            "the judge may not know what was asked.",
+        ),
     )
 
 
@@ -163,37 +258,73 @@ def findings_for_condition(findings: Iterable[Finding], condition: str) -> list[
 def findings_for_turn(
     findings: Iterable[Finding], session_id: str, turn_index: int, condition: str
 ) -> list[Finding]:
-    """What ``why_this_score`` needs about one turn judged under ``condition``."""
+    """What ``why_this_score`` needs about one turn judged under ``condition``: the turn's and
+    its steps' findings, and the session's findings that hold for every turn."""
     return findings_for_condition(
-        (f for f in findings if f.session_id == session_id and f.turn_index == turn_index),
+        (
+            f
+            for f in findings
+            if f.session_id == session_id
+            and (f.turn_index == turn_index or finding_scope(f) == "every turn")
+        ),
         condition,
     )
 
 
-def _judgment_findings(session: Session, turn: Turn, judgment: TurnJudgment) -> Iterable[Finding]:
+def findings_for_step(
+    findings: Iterable[Finding],
+    session_id: str,
+    turn_index: int,
+    step_index: int,
+    condition: str,
+    parent_call_id: str | None = None,
+) -> list[Finding]:
+    """What ``why_this_score`` needs about one step judged under ``condition``: the step's
+    findings, its turn's findings about the input, and the session's that hold for every turn;
+    most serious first, and among equals the most specific (the step's, its turn's, the
+    session's).
+    """
+
+    def about_step(f: Finding) -> bool:
+        scope = finding_scope(f)
+        if scope == "step":
+            return (f.turn_index, f.step_index, f.parent_call_id) == (
+                turn_index,
+                step_index,
+                parent_call_id,
+            )
+        if scope == "turn":
+            return f.turn_index == turn_index and condition_of(f) is None
+        return scope == "every turn"
+
+    return _most_telling_first(
+        findings_for_condition(
+            (f for f in findings if f.session_id == session_id and about_step(f)), condition
+        )
+    )
+
+
+def _judgment_drafts(
+    judgment: TurnJudgment, single_tool_catalog: bool, call_left_out: bool
+) -> Iterable[Draft]:
+    """Findings about one judgment; ``call_left_out``: the step (or turn) called a tool, and
+    the judge's input did not show it."""
     tag = _tag(judgment.condition)
-    given = session.catalog_for(turn)
-    if judgment.catalog_size == 1 and not (given and len(given.tools) == 1):  # else said above
-        yield _finding(
-            session,
-            turn,
+    if judgment.catalog_size == 1 and not single_tool_catalog:  # else said of the catalog
+        yield (
             "SINGLE_TOOL_CATALOG",
             "error",
             f"{tag}The judge saw a menu of one tool: this {judgment.score} means nothing.",
         )
-    if not judgment.call_rendered and any(True for _ in turn.tool_calls()):
-        yield _finding(
-            session,
-            turn,
+    if call_left_out:
+        yield (
             "CALL_NOT_RENDERED",
             "error",
             f"{tag}The chosen call was not in the output the judge read: it saw tools available "
             "and none called, so an 'incorrect' verdict says nothing about the choice.",
         )
     if judgment.score is None:
-        yield _finding(
-            session,
-            turn,
+        yield (
             "UNSCORED",
             "error",
             f"{tag}No valid vote ({judgment.unscored_reason or 'unknown reason'}): "
@@ -201,18 +332,14 @@ def _judgment_findings(session: Session, turn: Turn, judgment: TurnJudgment) -> 
         )
     elif 0 < judgment.score < 1:
         correct = sum(v.verdict == "correct" for v in judgment.votes)
-        yield _finding(
-            session,
-            turn,
+        yield (
             "SPLIT_VOTE",
             "info",
             f"{tag}{correct} of {judgment.n_valid} judges thought the choice was right: an "
-            "ambiguous turn, worth a human look.",
+            f"ambiguous {judgment.unit}, worth a human look.",
         )
     if judgment.n_discarded:
-        yield _finding(
-            session,
-            turn,
+        yield (
             "DISCARDED_VOTES",
             "warning",
             f"{tag}{judgment.n_discarded} of {judgment.n_requested} votes came back without a "
@@ -220,31 +347,129 @@ def _judgment_findings(session: Session, turn: Turn, judgment: TurnJudgment) -> 
         )
 
 
-def _session_findings(session: Session, judgments: Sequence[TurnJudgment]) -> Iterable[Finding]:
+def _by_severity(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity])
+
+
+def _most_telling_first(findings: Iterable[Finding]) -> list[Finding]:
+    """Most serious first; among equals, the most specific (a step's, a turn's, a session's)."""
+    return sorted(
+        findings, key=lambda f: (SEVERITY_ORDER[f.severity], _SPECIFICITY[finding_scope(f)])
+    )
+
+
+def _turn_findings(
+    session: Session,
+    turn: Turn,
+    catalogs: _SessionCatalogs,
+    context: Finding | None,
+    judgments: Sequence[TurnJudgment],
+) -> list[Finding]:
+    """The turn's findings, most serious first, then each step's, in step order."""
+    own = list(catalogs.turn_findings(turn))
+    if context is not None:
+        own.append(context)
+    given = session.catalog_for(turn)
+    single_tool_catalog = given is not None and len(given.tools) == 1
+    by_step: dict[tuple[str, int], list[Finding]] = {}
+    for step_index, draft in catalogs.step_drafts(turn):
+        by_step.setdefault(("", step_index), []).append(_finding(session, turn, draft, step_index))
+    calling_steps: set[tuple[int, str | None]] | None = None  # built when first needed
+    for judgment in judgments:
+        if judgment.step_index is None:
+            left_out = not judgment.call_rendered and any(True for _ in turn.tool_calls())
+            turn_drafts = _judgment_drafts(judgment, single_tool_catalog, left_out)
+            own.extend(_finding(session, turn, draft) for draft in turn_drafts)
+            continue
+        step = (judgment.step_index, judgment.parent_call_id)
+        left_out = False
+        if not judgment.call_rendered:
+            if calling_steps is None:
+                steps = turn_steps(turn, subagents=True)
+                calling_steps = {(s.index, s.parent_call_id) for s in steps}
+            left_out = step in calling_steps
+        drafts = list(_judgment_drafts(judgment, single_tool_catalog, left_out))
+        if drafts:
+            by_step.setdefault((judgment.parent_call_id or "", judgment.step_index), []).extend(
+                _finding(session, turn, draft, *step) for draft in drafts
+            )
+    found = _by_severity(own)
+    for key in sorted(by_step):  # the main agent's steps, then each subagent run's
+        found.extend(_by_severity(by_step[key]))
+    return found
+
+
+TurnScores = dict[str, list[tuple[float | None, int]]]
+"""Per condition, each judged turn's score and how many of its steps were judged."""
+
+
+def _uniform_drafts(turn_scores: TurnScores) -> Iterable[Draft]:
+    for condition, rows in turn_scores.items():
+        scored = [score for score, _ in rows if score is not None]
+        if len(scored) == len(rows) > 1 and len({round(s, 6) for s in scored}) == 1:
+            why = (
+                " (a turn's score is the mean of its judged steps)"
+                if any(steps for _, steps in rows)
+                else ""
+            )
+            yield (
+                "UNIFORM_SESSION_SCORES",
+                "warning",
+                f"{_tag(condition)}Every judged turn scored {round(scored[0], 2)}{why}: a judge "
+                "that cannot tell turns apart is usually missing the catalog or the call.",
+            )
+
+
+def _session_findings(
+    session: Session,
+    catalogs: _SessionCatalogs,
+    turn_scores: TurnScores,
+) -> list[Finding]:
+    drafts = list(catalogs.session_wide)
     used = dict.fromkeys(call.name for call in session.tool_calls())
     listed = {name for catalog in session.catalogs for name in catalog.names()}
     missing = [name for name in used if listed and name not in listed]
     if missing:
-        yield _finding(
-            session,
-            None,
-            "USED_TOOLS_MISSING_FROM_CATALOG",
-            "warning",
-            f"Tools used in this session but in none of its catalogs: {', '.join(missing)}.",
-        )
-    by_condition: dict[str, list[float | None]] = {}
-    for judgment in judgments:
-        by_condition.setdefault(judgment.condition, []).append(judgment.score)
-    for condition, scores in by_condition.items():
-        if len(scores) > 1 and None not in scores and len(set(scores)) == 1:
-            yield _finding(
-                session,
-                None,
-                "UNIFORM_SESSION_SCORES",
+        drafts.append(
+            (
+                "USED_TOOLS_MISSING_FROM_CATALOG",
                 "warning",
-                f"{_tag(condition)}Every turn scored {scores[0]}: a judge that cannot tell turns "
-                "apart is usually missing the catalog or the call.",
+                f"Tools used in this session but in none of its catalogs: {', '.join(missing)}.",
             )
+        )
+    drafts.extend(_uniform_drafts(turn_scores))
+    return _by_severity(_finding(session, None, draft) for draft in drafts)
+
+
+def _turn_scores_by_session(judgments: Sequence[TurnJudgment]) -> dict[str, TurnScores]:
+    """Per session and condition, its turns' scores, where they might all be alike.
+
+    A turn's score (the mean of its steps) lies between its lowest and highest step score, so
+    a session's turns can only score alike when those ranges share a point. Only such sessions
+    go through the exact rule (:func:`~analysis._views.turn_scores`), which keeps it cheap.
+    """
+    from ._views import turn_scores  # _views imports Finding from here
+
+    ranges: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
+    for j in judgments:
+        turns = ranges.setdefault((j.session_id, j.condition), {})
+        if j.score is not None:
+            low, high = turns.get(j.turn_index, (j.score, j.score))
+            turns[j.turn_index] = (min(low, j.score), max(high, j.score))
+    alike = {
+        group
+        for group, turns in ranges.items()
+        if len(turns) > 1
+        and max(low for low, _ in turns.values()) <= min(high for _, high in turns.values())
+    }
+    candidates = [j for j in judgments if (j.session_id, j.condition) in alike]
+    scores: dict[str, TurnScores] = {}
+    if not candidates:
+        return scores
+    frame = turn_scores(candidates).select("session_id", "condition", "score", "steps")
+    for session_id, condition, score, steps in frame.iter_rows():
+        scores.setdefault(session_id, {}).setdefault(condition, []).append((score, steps))
+    return scores
 
 
 def lint(
@@ -252,40 +477,82 @@ def lint(
     judgments: Sequence[TurnJudgment] = (),
     options: RenderOptions | None = None,
 ) -> list[Finding]:
-    """Every finding, per turn then per session, most serious first within each turn."""
+    """Every finding: per session its own (catalog-wide ones included), then per turn the
+    turn's and each judged step's, most serious first within each."""
     options = options or RenderOptions()
-    by_session: dict[str, list[TurnJudgment]] = {}
+    by_turn: dict[tuple[str, int], list[TurnJudgment]] = {}
     for judgment in judgments:
-        by_session.setdefault(judgment.session_id, []).append(judgment)
+        by_turn.setdefault((judgment.session_id, judgment.turn_index), []).append(judgment)
+    scored_turns = _turn_scores_by_session(judgments)
     findings: list[Finding] = []
     for session in sessions:
-        session_judgments = by_session.get(session.session_id, [])
-        by_turn: dict[int, list[TurnJudgment]] = {}
-        for judgment in session_judgments:
-            by_turn.setdefault(judgment.turn_index, []).append(judgment)
+        catalogs = _SessionCatalogs(session)
+        findings.extend(
+            _session_findings(session, catalogs, scored_turns.get(session.session_id, {}))
+        )
         prior_chars = -1  # summaries of the turns so far, joined by newlines
         for turn in session.turns:
-            found = list(_catalog_findings(session, turn))
             context = _context_finding(session, turn, max(prior_chars, 0), options)
-            if context is not None:
-                found.append(context)
-            for judgment in by_turn.get(turn.index, []):
-                found.extend(_judgment_findings(session, turn, judgment))
-            found.sort(key=lambda f: SEVERITY_ORDER[f.severity])
-            findings.extend(found)
+            judged = by_turn.get((session.session_id, turn.index), [])
+            findings.extend(_turn_findings(session, turn, catalogs, context, judged))
             prior_chars += len(turn_summary(turn)) + 1
-        findings.extend(_session_findings(session, session_judgments))
     return findings
 
 
-def why_this_score(findings: Sequence[Finding], judgment: TurnJudgment | None) -> str:
-    """One sentence leading with the most serious finding about a turn's score."""
-    ranked = sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity])
-    if ranked:
-        return f"{ranked[0].code}: {ranked[0].message}"
+def _judges(numbers: list[int]) -> str:
+    if len(numbers) == 1:
+        return f"judge {numbers[0]}"
+    return f"judges {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
+
+
+def votes_in_words(judgment: TurnJudgment | None) -> str:
+    """The votes in a sentence: "2 of 3 judges said correct; the dissent, judge 3, said
+    incorrect: "<its first words>…"." A split names the dissenting judges and quotes the first;
+    discarded votes are counted."""
     if judgment is None:
+        return "Not judged under this condition."
+    if not judgment.votes:
+        return f"No valid vote ({judgment.unscored_reason or 'unknown reason'}): unscored, not 0."
+    numbered = list(enumerate(judgment.votes, start=1))
+    correct = [n for n, vote in numbered if vote.verdict == "correct"]
+    incorrect = [n for n, vote in numbered if vote.verdict != "correct"]
+    words = f"{len(correct)} of {len(numbered)} judges said correct"
+    if correct and incorrect:
+        dissent, verdict = (
+            (correct, "correct") if len(correct) < len(incorrect) else (incorrect, "incorrect")
+        )
+        label = "evenly split" if len(correct) == len(incorrect) else "the dissent"
+        reasoning = judgment.votes[dissent[0] - 1].reasoning.split()
+        quoted = " ".join(reasoning[:_DISSENT_WORDS]) + (
+            "…" if len(reasoning) > _DISSENT_WORDS else ""
+        )
+        words += f'; {label}, {_judges(dissent)}, said {verdict}: "{quoted}"'
+    if judgment.n_discarded:
+        words += (
+            f"; {judgment.n_discarded} of {judgment.n_requested} votes discarded "
+            "(no usable verdict)"
+        )
+    return f"{words}."
+
+
+def why_this_score(findings: Sequence[Finding], judgment: TurnJudgment | None) -> str:
+    """Why a step or turn scored what it did, in a sentence or two.
+
+    A step's judgment leads with its votes in words ("2 of 3 judges said correct; one
+    dissented: …"), then the most serious finding; a turn's leads with that finding. Among
+    equally serious findings, the most specific leads: the step's, the turn's, the session's.
+    """
+    ranked = _most_telling_first(findings)
+    if ranked:
+        reason = f"{ranked[0].code}: {ranked[0].message}"
+    elif judgment is None:
         return "Not judged yet: run the judge on this session."
-    return (
-        "No finding: the judge saw the whole menu with descriptions and the chosen call, so "
-        f"this score ({judgment.score}) reflects its reading of the choice."
-    )
+    else:
+        score = "unscored" if judgment.score is None else f"{judgment.score:.2f}"
+        reason = (
+            "No finding: the judge saw the whole menu with descriptions and the chosen call, so "
+            f"this score ({score}) reflects its reading of the choice."
+        )
+    if judgment is None or judgment.unit == "turn":
+        return reason
+    return f"{votes_in_words(judgment)} {reason}"

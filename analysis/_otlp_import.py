@@ -595,7 +595,8 @@ def _turn(
     catalog = None
     if first is not None and tools is not None:
         source = _catalog_source(first, context.file)
-        catalog = {"tools": tools, "source": source, "captured_at": first.started}
+        # The menu a model call was made with is the menu of its turn, not a later capture.
+        catalog = {"tools": tools, "source": source, "captured_at": turn["timestamp"]}
         basis = first.attributes.get("tsq.catalog.basis")
         if basis in ("baseline", "baseline+live"):
             catalog["exported_basis"] = basis

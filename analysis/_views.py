@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from ._frames import sessions_frame, turns_frame
-from ._lint import SEVERITY_ORDER, Finding, findings_for_condition
+from ._lint import Finding, findings_for_condition
 from ._models import Condition, Session, Turn, TurnJudgment
 from ._steps import Step, find_step, turn_steps
 
@@ -81,7 +81,7 @@ def turn_scores(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
     kept = frame.join(has_steps, on=keys).filter(pl.col("is_step") == pl.col("has_steps"))
     worst = (
         kept.filter(pl.col("is_step") & pl.col("score").is_not_null())
-        .sort("score", "step_index")
+        .sort("score", "step_index", "parent_call_id")
         .group_by(keys, maintain_order=True)
         .first()
         .select(
@@ -350,68 +350,6 @@ def judgment_of(
     """The judgment of one step under ``condition``; ``step_index`` None: the turn-level one."""
     key = (session_id, turn_index, step_index, parent_call_id, condition)
     return next((j for j in judgments if j.key == key), None)
-
-
-def _judges(numbers: list[int]) -> str:
-    if len(numbers) == 1:
-        return f"judge {numbers[0]}"
-    return f"judges {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
-
-
-def votes_in_words(judgment: TurnJudgment | None) -> str:
-    """The votes in one sentence: "2 of 3 judges said correct; the dissent: judge 3 said
-    incorrect." A split names the dissenting judges; discarded votes are counted."""
-    if judgment is None:
-        return "Not judged under this condition."
-    if not judgment.votes:
-        reason = judgment.unscored_reason or "reason unknown"
-        return f"No valid vote ({reason}): unscored, not 0."
-    correct = [n for n, vote in enumerate(judgment.votes, start=1) if vote.verdict == "correct"]
-    incorrect = [n for n, vote in enumerate(judgment.votes, start=1) if vote.verdict != "correct"]
-    words = f"{len(correct)} of {len(judgment.votes)} judges said correct"
-    if correct and incorrect:
-        if len(correct) == len(incorrect):
-            words += f"; evenly split: {_judges(incorrect)} said incorrect"
-        elif len(correct) > len(incorrect):
-            words += f"; the dissent: {_judges(incorrect)} said incorrect"
-        else:
-            words += f"; the dissent: {_judges(correct)} said correct"
-    if judgment.n_discarded:
-        words += (
-            f"; {judgment.n_discarded} of {judgment.n_requested} votes discarded "
-            "(no usable verdict)"
-        )
-    return f"{words}."
-
-
-def step_findings(
-    findings: Sequence[Finding], session_id: str, step: Step, condition: str
-) -> pl.DataFrame:
-    """Findings that bear on one step under ``condition``, most serious first; among equals,
-    those about the step itself, then about its turn (its ask), then about its session (its
-    catalog)."""
-    rank = pl.col("severity").replace_strict(SEVERITY_ORDER, return_dtype=pl.Int64)
-    this_step = (pl.col("step_index") == step.index) & pl.col("parent_call_id").eq_missing(
-        step.parent_call_id
-    )
-    this_turn = pl.col("turn_index") == step.turn.index
-    return (
-        findings_frame(findings_for_condition(findings, condition))
-        .filter(
-            (pl.col("session_id") == session_id)
-            & (
-                pl.col("turn_index").is_null()
-                | (this_turn & (pl.col("step_index").is_null() | this_step))
-            )
-        )
-        .sort(
-            rank,
-            pl.col("step_index").is_null(),
-            pl.col("turn_index").is_null(),
-            maintain_order=True,
-        )
-        .select("severity", "code", "message")
-    )
 
 
 def step_to_open(

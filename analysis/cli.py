@@ -440,6 +440,10 @@ def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
         return
     for finding in findings:
         where = "session" if finding.turn_index is None else f"turn {finding.turn_index}"
+        if finding.step_index is not None:
+            where += f" step {finding.step_index}"
+            if finding.parent_call_id:
+                where += f" (subagent of call {finding.parent_call_id})"
         click.echo(f"{finding.session_id} {where} {finding.severity.upper()} {finding.code}")
         click.echo(f"    {finding.message}")
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}

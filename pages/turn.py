@@ -6,8 +6,8 @@ import polars as pl
 import streamlit as st
 
 from analysis import render_step
-from analysis._lint import findings_for_turn, why_this_score
-from analysis._views import judgment_of, step_findings, step_table, turn_table, votes_in_words
+from analysis._lint import findings_for_step, findings_for_turn, votes_in_words, why_this_score
+from analysis._views import judgment_of, step_table, turn_table
 from workbench_ui import (
     chosen_session_and_turn,
     chosen_step,
@@ -75,10 +75,12 @@ judgment = judgment_of(
 )
 st.markdown("**Why this score**")
 st.text(votes_in_words(judgment))
-findings = step_findings(workspace.findings, session.session_id, step, condition)
-for finding in findings.iter_rows(named=True):
-    st.text(f"{finding['severity']} · {finding['code']}: {finding['message']}")
-if findings.is_empty():
+findings = findings_for_step(
+    workspace.findings, session.session_id, turn.index, step.index, condition, step.parent_call_id
+)
+for finding in findings:
+    st.text(f"{finding.severity} · {finding.code}: {finding.message}")
+if not findings:
     st.caption("No findings for this step.")
 
 st.markdown("**What the judge saw**")

@@ -420,3 +420,11 @@ def test_cli_export_with_judgments_counts_steps_and_evaluations(tmp_path):
     assert missing.returncode == 2
     assert "none.jsonl: cannot be read" in missing.stderr
     assert Path(tmp_path / "x.json").exists() is False
+
+
+def test_a_menu_read_back_from_a_trace_is_not_called_retroactive(originals, imported):
+    before = {(f.session_id, f.code) for f in analysis.lint(originals)}
+    after = {(f.session_id, f.code) for f in analysis.lint(list(imported.values()))}
+    assert not any(code == "RETROACTIVE_CATALOG" for _, code in after)
+    assert not any(code == "NO_CATALOG" for _, code in after)  # the export carried the menu
+    assert any(code == "NO_CATALOG" for _, code in before)

@@ -92,26 +92,44 @@ def about_full(finding: analysis.Finding) -> bool:
     return not finding.message.startswith(("[bare] ", "[catalog_no_call] "))
 
 
+def turn_means(judgments, condition="full"):
+    """Each judged turn's TSQ, counted here: the mean of its scored steps (or its own score);
+    None when nothing in it was scored."""
+    scores: dict[tuple[str, int], list[float]] = {}
+    for j in judgments:
+        if j.condition == condition:
+            values = scores.setdefault((j.session_id, j.turn_index), [])
+            values.extend([j.score] if j.score is not None else [])
+    return {turn: sum(v) / len(v) if v else None for turn, v in scores.items()}
+
+
+def is_split(judgment) -> bool:
+    return judgment.score is not None and 0 < judgment.score < 1
+
+
 def test_sessions_table_matches_independent_counts(loaded, page):
     result, findings = loaded
     rows = {row["session_id"]: row for row in page.records("sessions")}
     assert set(rows) == {s.session_id for s in result.sessions}
+    means = turn_means(result.judgments)
     for session in result.sessions:
         row = rows[session.session_id]
-        full = [
-            j.score
+        mine = {turn: mean for (sid, turn), mean in means.items() if sid == session.session_id}
+        scored = [mean for mean in mine.values() if mean is not None]
+        split = {
+            j.turn_index
             for j in result.judgments
-            if j.session_id == session.session_id and j.condition == "full"
-        ]
-        scored = [s for s in full if s is not None]
+            if j.session_id == session.session_id and j.condition == "full" and is_split(j)
+        }
         assert row["turns"] == str(len(session.turns))
-        assert row["judged_turns"] == str(len(full))
+        assert row["judged_turns"] == str(len(mine))
         assert row["mean_tsq"] == (f"{sum(scored) / len(scored):.2f}" if scored else "—")
-        assert row["split_turns"] == str(sum(1 for s in scored if 0 < s < 1))
-        mine = [f for f in findings if f.session_id == session.session_id and about_full(f)]
-        assert row["errors"] == str(sum(f.severity == "error" for f in mine))
-        assert row["warnings"] == str(sum(f.severity == "warning" for f in mine))
+        assert row["split_turns"] == str(len(split))
+        about = [f for f in findings if f.session_id == session.session_id and about_full(f)]
+        assert row["errors"] == str(sum(f.severity == "error" for f in about))
+        assert row["warnings"] == str(sum(f.severity == "warning" for f in about))
     assert rows[BAD]["mean_tsq"] == "0.25"
+    assert rows[RICH]["mean_tsq"] == "0.92"  # turns 1, 1, 1 and 2/3: the mean of turn means
 
 
 def test_summary_counts(loaded, page):
@@ -119,35 +137,96 @@ def test_summary_counts(loaded, page):
     summary = {row[""]: row["value"] for row in page.records("summary")}
     assert summary["sessions"] == str(len(result.sessions))
     assert summary["turns"] == str(sum(len(s.turns) for s in result.sessions))
-    assert summary["judged turns (full)"] == str(
-        sum(1 for j in result.judgments if j.condition == "full")
-    )
+    full = [j for j in result.judgments if j.condition == "full"]
+    assert summary["judged turns (full)"] == str(len({(j.session_id, j.turn_index) for j in full}))
+    assert summary["judged steps (full)"] == str(len(full))
 
 
-def test_split_vote_turns_are_listed(loaded, page):
+def test_split_vote_steps_are_listed(loaded, page):
     result, _ = loaded
     expected = {
-        (j.session_id, str(j.turn_index))
+        (j.session_id, str(j.turn_index), str(j.step_index))
         for j in result.judgments
-        if j.condition == "full" and j.score is not None and 0 < j.score < 1
+        if j.condition == "full" and is_split(j)
     }
-    rows = page.records("ambiguous-turns-split-votes")
+    rows = page.records("ambiguous-steps-split-votes")
+    assert {(r["session_id"], r["turn_index"], r["step_index"]) for r in rows} == expected
+    assert (rows[0]["votes_label"], rows[0]["ask"], rows[0]["tools"]) == (
+        "2 of 3 judges",
+        "yes do #1",
+        "Edit",
+    )
+    assert "ambiguous-turns-split-votes" not in page.sections, "step judgments: steps only"
+
+
+def test_worst_steps_are_listed_per_session(loaded, page):
+    result, _ = loaded
+    rows = page.records("worst-steps-per-session")
+    for session in result.sessions:
+        below = sorted(
+            f"{j.score:.2f}"
+            for j in result.judgments
+            if j.session_id == session.session_id
+            and j.condition == "full"
+            and j.score is not None
+            and j.score < 1
+        )
+        listed = [r["score"] for r in rows if r["session_id"] == session.session_id]
+        assert listed == below[:3]
+    bad = [r for r in rows if r["session_id"] == BAD]
+    assert [r["turn_index"] for r in bad] == ["1", "2", "3"]  # the three wrong choices
+    session = next(s for s in result.sessions if s.session_id == BAD)
+    assert [r["calls"] for r in bad] == [
+        ", ".join(analysis.render_call(c) for c in session.turns[t].tool_calls()) for t in (1, 2, 3)
+    ]
+
+
+def test_turn_level_judgments_keep_the_ambiguous_turns(loaded):
+    """A file judged turn by turn (``--unit turn``, or older): split turns, no step sections."""
+    result, findings = loaded
+    first: dict[tuple, analysis.TurnJudgment] = {}
+    for j in result.judgments:
+        first.setdefault((j.session_id, j.turn_index, j.condition), j)
+    whole_turns = [
+        j.model_copy(update={"step_index": None, "message_id": None}) for j in first.values()
+    ]
+    parsed = Page(analysis.build_report(result, whole_turns, findings))
+    rows = parsed.records("ambiguous-turns-split-votes")
+    expected = {
+        (j.session_id, str(j.turn_index))
+        for j in whole_turns
+        if j.condition == "full" and is_split(j)
+    }
     assert {(r["session_id"], r["turn_index"]) for r in rows} == expected
     assert rows[0]["votes_label"] == "2 of 3 judges"
-    assert rows[0]["ask"] == "yes do #1"
+    summary = {row[""]: row["value"] for row in parsed.records("summary")}
+    assert "judged steps (full)" not in summary
+    for absent in (
+        "ambiguous-steps-split-votes",
+        "worst-steps-per-session",
+        "what-the-judge-saw-step-by-step",
+    ):
+        assert absent not in parsed.sections
 
 
-def test_ablation_table_matches_the_judgments(loaded, page):
+def test_ablation_tables_match_the_judgments(loaded, page):
     result, _ = loaded
     rows = page.records("what-the-judge-saw-ablation")
     assert len(rows) == len({(j.session_id, j.condition) for j in result.judgments})
     for row in rows:
-        scores = [
-            j.score
-            for j in result.judgments
-            if j.session_id == row["session_id"] and j.condition == row["condition"]
-        ]
-        assert row["mean_tsq"] == f"{sum(scores) / len(scores):.2f}"
+        means = turn_means(result.judgments, row["condition"])
+        mine = [m for (sid, _), m in means.items() if sid == row["session_id"]]
+        assert row["mean_tsq"] == f"{sum(mine) / len(mine):.2f}"
+    steps = page.records("what-the-judge-saw-step-by-step")
+    assert len(steps) == len({(j.session_id, j.turn_index, j.step_index) for j in result.judgments})
+    scores = {
+        (j.session_id, str(j.turn_index), str(j.step_index), j.condition): f"{j.score:.2f}"
+        for j in result.judgments
+    }
+    for row in steps:
+        where = (row["session_id"], row["turn_index"], row["step_index"])
+        for condition in analysis.CONDITIONS:
+            assert row[condition] == scores.get((*where, condition), "—")
 
 
 def test_only_findings_that_matter_are_listed(loaded, page):
@@ -260,6 +339,27 @@ def test_transcript_html_is_escaped_everywhere(hostile, tmp_path):
     split = parsed.records("ambiguous-turns-split-votes")
     assert [r["ask"] for r in split] == [HOSTILE]
     assert split[0]["for_incorrect"] == HOSTILE
+
+
+def test_step_sections_escape_transcript_html(hostile, tmp_path):
+    transcripts, judgments = hostile
+    step = json.loads(judgments.read_text()) | {"step_index": 0, "message_id": "m"}
+    judgments.write_text(json.dumps(step) + "\n")
+    out = tmp_path / "report.html"
+    run = CliRunner().invoke(
+        cli, ["report", str(transcripts), "--judgments", str(judgments), "--out", str(out)]
+    )
+    assert run.exit_code == 0, run.output
+    document = out.read_text()
+    parsed = Page(document)
+    assert parsed.tags.get("img", 0) == 0
+    assert "<script>alert" not in document
+    assert len(parsed.scripts) == len(parsed.charts) + 2, "only the charts' and the two scripts"
+    (split,) = parsed.records("ambiguous-steps-split-votes")
+    call = f"Read(x={json.dumps(HOSTILE)})"
+    assert (split["ask"], split["calls"], split["for_incorrect"]) == (HOSTILE, call, HOSTILE)
+    (worst,) = parsed.records("worst-steps-per-session")
+    assert (worst["ask"], worst["calls"], worst["for_incorrect"]) == (HOSTILE, call, HOSTILE)
 
 
 def test_cli_report_writes_one_file_and_says_what_is_in_it(tmp_path, loaded):

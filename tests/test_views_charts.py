@@ -22,7 +22,6 @@ from analysis._views import (
     step_table,
     step_to_open,
     turn_table,
-    votes_in_words,
 )
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
@@ -288,21 +287,6 @@ def test_step_chart_labels_only_turns_with_room(real_session):
     assert len(bands) == 41
     assert labels[0] == "turn 0"
     assert 2 <= len(labels) <= 12
-
-
-def test_votes_in_words_name_the_dissent():
-    assert votes_in_words(step_judgment("s", 0, 0, 0)) == "0 of 3 judges said correct."
-    assert votes_in_words(step_judgment("s", 0, 0, 2)) == (
-        "2 of 3 judges said correct; the dissent: judge 3 said incorrect."
-    )
-    assert votes_in_words(step_judgment("s", 0, 0, 1)) == (
-        "1 of 3 judges said correct; the dissent: judge 1 said correct."
-    )
-    unscored = step_judgment("s", 0, 0, 0).model_copy(
-        update={"votes": [], "score": None, "n_valid": 0, "n_discarded": 3, "unscored_reason": "x"}
-    )
-    assert votes_in_words(unscored) == "No valid vote (x): unscored, not 0."
-    assert votes_in_words(None) == "Not judged under this condition."
 
 
 def test_a_link_opens_its_step_or_says_why_not(loaded):
