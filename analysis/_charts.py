@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import polars as pl
 
@@ -62,16 +64,7 @@ def turn_scores_chart(turns: pl.DataFrame) -> alt.LayerChart:
                 title="TSQ (fraction of votes 'correct')",
                 scale=alt.Scale(domain=[-0.15, 1.05]),
             ),
-            color=alt.Color("verdict_kind:N", scale=_verdict_scale(), title="verdict"),
-            shape=alt.Shape(
-                "verdict_kind:N",
-                scale=alt.Scale(
-                    domain=list(VERDICT_COLORS),
-                    range=_VERDICT_SHAPES,
-                ),
-                title="verdict",
-            ),
-            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.4)),
+            **_verdict_marks(pick),
             tooltip=[
                 alt.Tooltip("turn_index:O", title="turn"),
                 alt.Tooltip("ask_short:N", title="ask"),
@@ -86,6 +79,21 @@ def turn_scores_chart(turns: pl.DataFrame) -> alt.LayerChart:
 
 
 _VERDICT_SHAPES = ["circle", "diamond", "triangle-down", "square", "cross", "triangle"]
+
+
+def _verdict_marks(pick: alt.Parameter) -> dict[str, Any]:
+    """One legend for verdicts, in colour and shape; the picked point stands out."""
+    return {
+        "color": alt.Color("verdict_kind:N", scale=_verdict_scale(), title="verdict"),
+        "shape": alt.Shape(
+            "verdict_kind:N",
+            scale=alt.Scale(domain=list(VERDICT_COLORS), range=_VERDICT_SHAPES),
+            title="verdict",
+        ),
+        "opacity": alt.condition(pick, alt.value(1.0), alt.value(0.4)),
+    }
+
+
 _TURN_LABELS = 12
 """At most this many turn labels across a step chart; every band has its turn in a tooltip."""
 _STEP_CHART_WIDTH = 800
@@ -194,13 +202,7 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
                 title="TSQ (fraction of votes 'correct')",
                 scale=alt.Scale(domain=[-0.15, 1.12], nice=False),
             ),
-            color=alt.Color("verdict_kind:N", scale=_verdict_scale(), title="verdict"),
-            shape=alt.Shape(
-                "verdict_kind:N",
-                scale=alt.Scale(domain=list(VERDICT_COLORS), range=_VERDICT_SHAPES),
-                title="verdict",
-            ),
-            opacity=alt.condition(pick, alt.value(1.0), alt.value(0.4)),
+            **_verdict_marks(pick),
             tooltip=[
                 alt.Tooltip("step_label:N", title="step"),
                 alt.Tooltip("tools_called:N", title="tools"),

@@ -26,7 +26,14 @@ from ._lint import (
 from ._models import Condition, Session, TurnJudgment
 from ._render import CONDITIONS, render_call
 from ._steps import turn_steps
-from ._views import SEVERITIES, findings_frame, judgments_frame, turn_scores, with_verdict_kind
+from ._views import (
+    SEVERITIES,
+    findings_frame,
+    judgments_frame,
+    turn_scores,
+    turn_verdicts,
+    with_verdict_kind,
+)
 
 STEP_KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
 StepKey = tuple[str, int, int | None, str | None]
@@ -143,9 +150,7 @@ def turns_overview(
     ``infos`` count them by severity.
     """
     turns = turns_frame(sessions).select("session_id", "turn_index", "ask", "tools", "tool_calls")
-    scores = with_verdict_kind(
-        turn_scores(judgments).filter(pl.col("condition") == condition)
-    ).select(
+    scores = turn_verdicts(judgments, condition).select(
         "session_id",
         "turn_index",
         "score",

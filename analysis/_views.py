@@ -170,6 +170,11 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def turn_verdicts(judgments: Sequence[TurnJudgment], condition: str) -> pl.DataFrame:
+    """Each judged turn's TSQ under ``condition`` (:func:`turn_scores`), with its verdict."""
+    return with_verdict_kind(turn_scores(judgments).filter(pl.col("condition") == condition))
+
+
 def session_overview(
     sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
@@ -180,7 +185,7 @@ def session_overview(
     base = sessions_frame(sessions).select(
         "session_id", "format", "title", "turns", "tool_calls", "subagent_tool_calls", "source"
     )
-    scores = with_verdict_kind(turn_scores(judgments).filter(pl.col("condition") == condition))
+    scores = turn_verdicts(judgments, condition)
     per_session = scores.group_by("session_id").agg(
         pl.col("score").mean().alias("mean_tsq"),
         (pl.col("verdict_kind") == "split").sum().alias("split_turns"),
@@ -217,25 +222,25 @@ def turn_table(
     judgments made under ``condition`` (see ``findings_for_condition``).
     """
     turns = turns_frame([session]).select("turn_index", "ask", "tools", "tool_calls")
-    scores = with_verdict_kind(
-        turn_scores(judgments).filter(
-            (pl.col("session_id") == session.session_id) & (pl.col("condition") == condition)
+    scores = (
+        turn_verdicts(judgments, condition)
+        .filter(pl.col("session_id") == session.session_id)
+        .select(
+            "turn_index",
+            "score",
+            "verdict_kind",
+            "votes_label",
+            "n_valid",
+            "n_correct",
+            "steps",
+            "worst_step_index",
+            "worst_step_parent_call_id",
+            "worst_step_score",
+            pl.concat_str(
+                pl.format("step {}", "worst_step_index"),
+                pl.format(" of the subagent of call {}", "worst_step_parent_call_id").fill_null(""),
+            ).alias("worst_step"),
         )
-    ).select(
-        "turn_index",
-        "score",
-        "verdict_kind",
-        "votes_label",
-        "n_valid",
-        "n_correct",
-        "steps",
-        "worst_step_index",
-        "worst_step_parent_call_id",
-        "worst_step_score",
-        pl.concat_str(
-            pl.format("step {}", "worst_step_index"),
-            pl.format(" of the subagent of call {}", "worst_step_parent_call_id").fill_null(""),
-        ).alias("worst_step"),
     )
     codes = (
         findings_frame(findings_for_condition(findings, condition))
