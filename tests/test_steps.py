@@ -117,3 +117,32 @@ def test_a_step_that_is_not_there_is_a_clear_error(corpus):
     session = corpus["short.jsonl"]
     with pytest.raises(ValueError, match="turn 0 has no step 99"):
         analysis.render_step(session, session.turns[0], 99)
+
+
+def text_responses(path: Path) -> set[str]:
+    """Main-chain responses with some text: the candidates of ``--text-steps``."""
+    found = set()
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        content = record["message"].get("content")
+        blocks = content if isinstance(content, list) else []
+        if (isinstance(content, str) and content.strip()) or any(
+            b.get("type") == "text" and b.get("text", "").strip() for b in blocks
+        ):
+            found.add(record["message"]["id"])
+    return found
+
+
+def test_text_steps_add_the_responses_that_called_no_tool(corpus):
+    text_only_steps = 0
+    for path in TRANSCRIPTS:
+        calling = tool_uses_by_response(path)
+        wanted = calling.keys() | text_responses(path)
+        units = analysis.judge_inputs([corpus[path.name]], text_steps=True)
+        assert {u.message_id for u in units} == wanted, path.name
+        text_only = [u for u in units if u.message_id not in calling]
+        assert all(not u.rendered_calls and not u.call_rendered for u in text_only)
+        text_only_steps += len(text_only)
+    assert text_only_steps > 0
