@@ -26,7 +26,6 @@ from ._labels import (
 from ._lint import (
     CODES,
     Finding,
-    condition_of,
     findings_for_condition,
     findings_for_step,
     findings_for_turn,
@@ -192,7 +191,6 @@ __all__ = [
     "chart_to_svg",
     "chat_attributes",
     "comparisons",
-    "condition_of",
     "default_config",
     "default_store_path",
     "explain_turns",

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, cast, get_args
 
 from pydantic import BaseModel
 
-from ._models import Session, ToolCatalog, Turn, TurnJudgment
-from ._render import CONDITIONS as JUDGE_CONDITIONS
+from ._models import Condition, Session, ToolCatalog, Turn, TurnJudgment
 from ._render import RenderOptions, turn_summary
 from ._steps import turn_steps
 
@@ -66,10 +65,18 @@ class Finding(BaseModel):
     code: str
     severity: Severity
     message: str
+    condition: Condition | None = None
+    """The judge condition of the judgment a finding is about; None for the input itself."""
 
 
-Draft = tuple[str, Severity, str]
-"""A finding's code, severity and message, before it is placed on a session, turn or step."""
+class Draft(NamedTuple):
+    """A finding before it is placed on a session, turn or step."""
+
+    code: str
+    severity: Severity
+    message: str
+    condition: Condition | None = None
+    """The judge condition of the judgment it is about; None: about the input."""
 
 
 def _finding(
@@ -79,7 +86,7 @@ def _finding(
     step_index: int | None = None,
     parent_call_id: str | None = None,
 ) -> Finding:
-    code, severity, message = draft
+    code, severity, message, condition = draft
     return Finding(
         session_id=session.session_id,
         turn_index=turn.index if turn is not None else None,
@@ -88,6 +95,7 @@ def _finding(
         code=code,
         severity=severity,
         message=message,
+        condition=condition,
     )
 
 
@@ -109,7 +117,7 @@ def _catalog_drafts(catalog: ToolCatalog | None) -> list[Draft]:
     """What is wrong with a catalog as a whole (None: the input carries none)."""
     if catalog is None:
         return [
-            (
+            Draft(
                 "NO_CATALOG",
                 "error",
                 "The input carries no tool catalog: a judge reading this trace sees only the "
@@ -119,7 +127,7 @@ def _catalog_drafts(catalog: ToolCatalog | None) -> list[Draft]:
     drafts: list[Draft] = []
     if len(catalog.tools) == 1:
         drafts.append(
-            (
+            Draft(
                 "SINGLE_TOOL_CATALOG",
                 "error",
                 f"The judge saw a menu of one tool ({catalog.tools[0].name}): "
@@ -130,7 +138,7 @@ def _catalog_drafts(catalog: ToolCatalog | None) -> list[Draft]:
     if undescribed:
         shown = ", ".join(undescribed[:5]) + (" …" if len(undescribed) > 5 else "")
         drafts.append(
-            (
+            Draft(
                 "MISSING_DESCRIPTIONS",
                 "warning",
                 f"{len(undescribed)} of {len(catalog.tools)} tools have no description "
@@ -145,7 +153,7 @@ def _retroactive_drafts(catalog: ToolCatalog | None, turn: Turn) -> list[Draft]:
     if not (captured and turn.timestamp and captured > turn.timestamp):
         return []
     return [
-        (
+        Draft(
             "RETROACTIVE_CATALOG",
             "warning",
             f"The catalog was captured at {captured:%Y-%m-%d %H:%M}, after this turn: the agent "
@@ -205,7 +213,7 @@ class _SessionCatalogs:
             if missing:
                 yield (
                     step.index,
-                    (
+                    Draft(
                         "CALLED_TOOL_NOT_IN_CATALOG",
                         "warning",
                         f"Called {', '.join(missing)}, which the catalog does not list: the judge "
@@ -227,7 +235,7 @@ def _context_finding(
     return _finding(
         session,
         turn,
-        (
+        Draft(
             "CONTEXT_DEPENDENT_ASK",
             "warning",
             f"The ask {turn.ask[:40]!r} depends on earlier turns, and the prior context {why}: "
@@ -236,23 +244,9 @@ def _context_finding(
     )
 
 
-def _tag(condition: str) -> str:
-    """Findings about a judgment start with its condition, e.g. ``[bare] ``."""
-    return f"[{condition}] "
-
-
-def condition_of(finding: Finding) -> str | None:
-    """The judge condition a finding is about, or None for a finding about the input itself."""
-    if finding.message.startswith("["):
-        tag, _, _ = finding.message.partition("] ")
-        if tag[1:] in JUDGE_CONDITIONS:
-            return tag[1:]
-    return None
-
-
 def findings_for_condition(findings: Iterable[Finding], condition: str) -> list[Finding]:
     """Findings about the input plus those about judgments made under ``condition``."""
-    return [f for f in findings if condition_of(f) in (None, condition)]
+    return [f for f in findings if f.condition in (None, condition)]
 
 
 def findings_for_turn(
@@ -294,7 +288,7 @@ def findings_for_step(
                 parent_call_id,
             )
         if scope == "turn":
-            return f.turn_index == turn_index and condition_of(f) is None
+            return f.turn_index == turn_index and f.condition is None
         return scope == "every turn"
 
     return _most_telling_first(
@@ -307,42 +301,48 @@ def findings_for_step(
 def _judgment_drafts(
     judgment: TurnJudgment, single_tool_catalog: bool, call_left_out: bool
 ) -> Iterable[Draft]:
-    """Findings about one judgment; ``call_left_out``: the step (or turn) called a tool, and
-    the judge's input did not show it."""
-    tag = _tag(judgment.condition)
+    """Findings about one judgment, under its condition; ``call_left_out``: the step (or turn)
+    called a tool, and the judge's input did not show it."""
+    for draft in _judgment_problems(judgment, single_tool_catalog, call_left_out):
+        yield draft._replace(condition=judgment.condition)
+
+
+def _judgment_problems(
+    judgment: TurnJudgment, single_tool_catalog: bool, call_left_out: bool
+) -> Iterable[Draft]:
     if judgment.catalog_size == 1 and not single_tool_catalog:  # else said of the catalog
-        yield (
+        yield Draft(
             "SINGLE_TOOL_CATALOG",
             "error",
-            f"{tag}The judge saw a menu of one tool: this {judgment.score} means nothing.",
+            f"The judge saw a menu of one tool: this {judgment.score} means nothing.",
         )
     if call_left_out:
-        yield (
+        yield Draft(
             "CALL_NOT_RENDERED",
             "error",
-            f"{tag}The chosen call was not in the output the judge read: it saw tools available "
+            "The chosen call was not in the output the judge read: it saw tools available "
             "and none called, so an 'incorrect' verdict says nothing about the choice.",
         )
     if judgment.score is None:
-        yield (
+        yield Draft(
             "UNSCORED",
             "error",
-            f"{tag}No valid vote ({judgment.unscored_reason or 'unknown reason'}): "
+            f"No valid vote ({judgment.unscored_reason or 'unknown reason'}): "
             "unscored, not 0.",
         )
     elif 0 < judgment.score < 1:
         correct = sum(v.verdict == "correct" for v in judgment.votes)
-        yield (
+        yield Draft(
             "SPLIT_VOTE",
             "info",
-            f"{tag}{correct} of {judgment.n_valid} judges thought the choice was right: an "
+            f"{correct} of {judgment.n_valid} judges thought the choice was right: an "
             f"ambiguous {judgment.unit}, worth a human look.",
         )
     if judgment.n_discarded:
-        yield (
+        yield Draft(
             "DISCARDED_VOTES",
             "warning",
-            f"{tag}{judgment.n_discarded} of {judgment.n_requested} votes came back without a "
+            f"{judgment.n_discarded} of {judgment.n_requested} votes came back without a "
             "usable verdict and were discarded.",
         )
 
@@ -412,11 +412,12 @@ def _uniform_drafts(turn_scores: TurnScores) -> Iterable[Draft]:
                 if any(steps for _, steps in rows)
                 else ""
             )
-            yield (
+            yield Draft(
                 "UNIFORM_SESSION_SCORES",
                 "warning",
-                f"{_tag(condition)}Every judged turn scored {round(scored[0], 2)}{why}: a judge "
+                f"Every judged turn scored {round(scored[0], 2)}{why}: a judge "
                 "that cannot tell turns apart is usually missing the catalog or the call.",
+                cast(Condition, condition),  # the keys come from judgments' conditions
             )
 
 
@@ -431,7 +432,7 @@ def _session_findings(
     missing = [name for name in used if listed and name not in listed]
     if missing:
         drafts.append(
-            (
+            Draft(
                 "USED_TOOLS_MISSING_FROM_CATALOG",
                 "warning",
                 f"Tools used in this session but in none of its catalogs: {', '.join(missing)}.",

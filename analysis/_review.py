@@ -4,8 +4,8 @@ ones, the ones to look at first.
 Scores come from one judge condition (``full`` by default). A turn's score is
 :func:`~analysis._views.turn_scores`' (the mean of its judged steps, or its turn-level
 judgment). Findings are those about the input plus those about judgments of that condition,
-so a ``[bare]`` finding (a menu of one tool, by design of the ablation) does not send a turn
-up the review queue.
+so a finding about a ``bare`` judgment (a menu of one tool, by design of the ablation) does
+not send a turn up the review queue.
 """
 
 from __future__ import annotations

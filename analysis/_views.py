@@ -41,6 +41,7 @@ FINDING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "code": pl.String,
     "severity": pl.String,
     "message": pl.String,
+    "condition": pl.String,
 }
 
 

@@ -444,6 +444,8 @@ def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
             where += f" step {finding.step_index}"
             if finding.parent_call_id:
                 where += f" (subagent of call {finding.parent_call_id})"
+        if finding.condition is not None:
+            where += f" [{finding.condition}]"
         click.echo(f"{finding.session_id} {where} {finding.severity.upper()} {finding.code}")
         click.echo(f"    {finding.message}")
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}

@@ -149,7 +149,7 @@ def test_turn_page_bare_condition_says_the_score_means_nothing():
     assert not at.exception
     findings = [t.value for t in at.text if " · " in t.value]
     # the most serious first; among equals, the step's own, then its turn's, then its session's
-    assert findings[0].startswith("error · SINGLE_TOOL_CATALOG: [bare] ")
+    assert findings[0].startswith("error · SINGLE_TOOL_CATALOG: The judge saw a menu of one tool")
     assert findings[1].startswith("error · NO_CATALOG: ")
 
 

@@ -92,8 +92,10 @@ def test_judgment_findings(bad_choices):
     assert codes(findings, 2) == ["SPLIT_VOTE"]
     split = next(f for f in findings if f.code == "SPLIT_VOTE")
     assert split.message == (
-        "[full] 2 of 3 judges thought the choice was right: an ambiguous turn, worth a human look."
+        "2 of 3 judges thought the choice was right: an ambiguous turn, worth a human look."
     )
+    assert split.condition == "full"
+    assert next(f for f in findings if f.code == "NO_CATALOG").condition is None
     assert codes(findings, 3) == ["UNSCORED", "DISCARDED_VOTES"]
     assert "menu of one" in next(f.message for f in findings if f.code == "SINGLE_TOOL_CATALOG")
     assert all(f.step_index is None for f in findings), "turn-level judgments, turn findings"
@@ -103,7 +105,8 @@ def test_uniform_scores_are_a_session_finding(bad_choices):
     findings = lint([bad_choices], [judgment(i, 1.0) for i in range(4)])
     (uniform,) = [f for f in findings if f.code == "UNIFORM_SESSION_SCORES"]
     assert uniform.turn_index is None
-    assert uniform.message.startswith("[full] Every judged turn scored 1.0: ")
+    assert uniform.message.startswith("Every judged turn scored 1.0: ")
+    assert uniform.condition == "full"
 
 
 def test_catalog_findings_on_a_trace_catalog(write_jsonl):
@@ -184,6 +187,7 @@ def test_cli_lint_json_contract(tmp_path):
         "code",
         "severity",
         "message",
+        "condition",
     }
     assert [f["code"] for f in document["findings"] if f["turn_index"] is None] == ["NO_CATALOG"]
     assert [f["code"] for f in document["findings"] if f["turn_index"] == 2] == ["SPLIT_VOTE"]
@@ -337,7 +341,8 @@ def test_step_judgments_give_step_findings(spotter):
     assert any(not s.message.tool_calls for s in steps), "a text-only response was judged"
     session_wide = [f for f in findings if f.turn_index is None]
     assert [f.code for f in session_wide] == ["NO_CATALOG", "UNIFORM_SESSION_SCORES"]
-    assert session_wide[1].message.startswith("[catalog_no_call] Every judged turn scored 0.0")
+    assert session_wide[1].message.startswith("Every judged turn scored 0.0")
+    assert session_wide[1].condition == "catalog_no_call"
     assert all(f.turn_index is None for f in findings if f.step_index is None)
     split = next(f for f in findings if f.code == "SPLIT_VOTE")
     assert split.message.endswith("an ambiguous step, worth a human look.")
@@ -488,7 +493,7 @@ def test_uniform_session_scores_compares_turn_scores(spotter):
         ]
         assert found == (
             [
-                "[full] Every judged turn scored 0.5 (a turn's score is the mean of its judged "
+                "Every judged turn scored 0.5 (a turn's score is the mean of its judged "
                 "steps): a judge that cannot tell turns apart is usually missing the catalog or "
                 "the call."
             ]
@@ -576,7 +581,9 @@ def test_why_this_score_for_a_step_leads_with_the_votes(yes_session):
     assert why(unscored).startswith(
         "No valid vote (no valid verdict in 3 attempts): unscored, not 0. UNSCORED: "
     ), "the finding about the step itself leads among errors"
-    assert why(bare).startswith("3 of 3 judges said correct. SINGLE_TOOL_CATALOG: [bare] ")
+    assert why(bare).startswith(
+        "3 of 3 judges said correct. SINGLE_TOOL_CATALOG: The judge saw a menu of one tool"
+    )
     half = step_judgment(second, sid, votes("half"))
     assert analysis.why_this_score([], half) == (
         f'1 of 2 judges said correct; evenly split, judge 2, said incorrect: "{first_words}…". '
