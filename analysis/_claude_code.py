@@ -242,6 +242,7 @@ class ConversationBuilder:
                 "command": command,
                 "timestamp": timestamp(record.timestamp),
                 "line": line,
+                "agent_version": record.version if isinstance(record.version, str) else None,
                 "catalog_index": len(self.catalogs) - 1 if self.catalogs else None,
                 "messages": [],
                 "events": events,

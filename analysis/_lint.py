@@ -19,6 +19,7 @@ from typing import Literal, NamedTuple, cast, get_args
 
 from pydantic import BaseModel
 
+from ._catalogs import TurnCatalog, catalog_for_turn
 from ._models import Condition, Session, ToolCatalog, Turn, TurnJudgment
 from ._render import RenderOptions, turn_summary
 from ._steps import turn_steps
@@ -42,6 +43,9 @@ CODES = (
     "UNSCORED",
     "UNIFORM_SESSION_SCORES",
 )
+INPUT_CODES = frozenset({"NO_CATALOG", "RETROACTIVE_CATALOG"})
+"""Findings about the input as a platform receiving the trace would see it; the others are
+about what the workbench's judge saw."""
 CATALOG_CODES = frozenset(
     {"NO_CATALOG", "SINGLE_TOOL_CATALOG", "MISSING_DESCRIPTIONS", "RETROACTIVE_CATALOG"}
 )
@@ -113,35 +117,35 @@ def is_context_dependent(ask: str) -> bool:
     return len(ask.split()) <= _SHORT_ASK_WORDS or bool(_REFERENTIAL.search(ask))
 
 
-def _catalog_drafts(catalog: ToolCatalog | None) -> list[Draft]:
-    """What is wrong with a catalog as a whole (None: the input carries none)."""
-    if catalog is None:
-        return [
-            Draft(
-                "NO_CATALOG",
-                "error",
-                "The input carries no tool catalog: a judge reading this trace sees only the "
-                "tool that was called, so every choice looks right and a 1.0 means nothing.",
-            )
-        ]
+NO_CATALOG_DRAFT = Draft(
+    "NO_CATALOG",
+    "info",
+    "The input carries no tool catalog: a platform judging this trace as it is would see only "
+    "the tool that was called and pass every choice. The workbench's judge got a menu rebuilt "
+    "for it (each step shows its basis); `tsq export` puts that menu on the trace.",
+)
+
+
+def _menu_drafts(menu: ToolCatalog) -> list[Draft]:
+    """What is wrong with the menu the judge got, as a whole."""
     drafts: list[Draft] = []
-    if len(catalog.tools) == 1:
+    if len(menu.tools) == 1:
         drafts.append(
             Draft(
                 "SINGLE_TOOL_CATALOG",
                 "error",
-                f"The judge saw a menu of one tool ({catalog.tools[0].name}): "
+                f"The judge saw a menu of one tool ({menu.tools[0].name}): "
                 "choosing it cannot be wrong, so this 1.0 means nothing.",
             )
         )
-    undescribed = [tool.name for tool in catalog.tools if not tool.description]
+    undescribed = [tool.name for tool in menu.tools if not tool.description]
     if undescribed:
         shown = ", ".join(undescribed[:5]) + (" …" if len(undescribed) > 5 else "")
         drafts.append(
             Draft(
                 "MISSING_DESCRIPTIONS",
                 "warning",
-                f"{len(undescribed)} of {len(catalog.tools)} tools have no description "
+                f"{len(undescribed)} of {len(menu.tools)} tools have no description "
                 f"({shown}): the judge cannot tell what they are for.",
             )
         )
@@ -165,25 +169,31 @@ def _retroactive_drafts(catalog: ToolCatalog | None, turn: Turn) -> list[Draft]:
 class _SessionCatalogs:
     """The catalog findings of each turn of a session; those every turn has are the session's.
 
-    Each distinct catalog is examined once, so a session of thousands of turns sharing one
-    catalog costs one look at it.
+    Two audiences. About the input, as a platform receiving the trace would see it: the
+    catalog it carries (``NO_CATALOG``, ``RETROACTIVE_CATALOG``). About what the workbench's
+    judge saw: the menu :func:`catalog_for_turn` gave it (one tool, tools without
+    descriptions, called tools it lacks). Each distinct menu is examined once, so a session of
+    thousands of turns sharing one costs one look at it.
     """
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, live: ToolCatalog | None) -> None:
         self.session = session
-        by_catalog: dict[int | None, list[Draft]] = {}
-        self.names: dict[int | None, set[str]] = {}
-        self.keys: dict[int, int | None] = {}
-        """Which catalog each turn had, by turn index (None: none)."""
+        menus: dict[tuple[int | None, str | None], TurnCatalog] = {}
+        by_menu: dict[tuple[int | None, str | None], list[Draft]] = {}
+        self.keys: dict[int, tuple[int | None, str | None]] = {}
+        """Which menu each turn had, by turn index: its trace catalog and agent version."""
         per_turn: dict[int, list[Draft]] = {}
         for turn in session.turns:
             catalog = session.catalog_for(turn)
-            key = self.keys[turn.index] = turn.catalog_index if catalog is not None else None
-            if key not in by_catalog:
-                by_catalog[key] = _catalog_drafts(catalog)
-                self.names[key] = set(catalog.names()) if catalog is not None else set()
+            traced = turn.catalog_index if catalog is not None else None
+            key = self.keys[turn.index] = (traced, turn.agent_version)
+            if key not in menus:
+                menus[key] = catalog_for_turn(session, turn, live)
+                missing = [NO_CATALOG_DRAFT] if catalog is None else []
+                by_menu[key] = missing + _menu_drafts(menus[key].catalog)
             if turn.messages:  # a turn with no model response chose nothing: its menu is moot
-                per_turn[turn.index] = by_catalog[key] + _retroactive_drafts(catalog, turn)
+                per_turn[turn.index] = by_menu[key] + _retroactive_drafts(catalog, turn)
+        self.names = {key: set(menu.catalog.names()) for key, menu in menus.items()}
         first = next(iter(per_turn.values()), [])
         shared = set(first)
         for drafts in per_turn.values():
@@ -202,11 +212,8 @@ class _SessionCatalogs:
             yield _finding(self.session, turn, draft)
 
     def step_drafts(self, turn: Turn) -> Iterable[tuple[int, Draft]]:
-        """Per step of the main agent: a called tool the turn's catalog does not list."""
-        key = self.keys[turn.index]
-        if key is None:  # no catalog at all: NO_CATALOG says it
-            return
-        listed = self.names[key]
+        """Per step of the main agent: a called tool the menu the judge got does not list."""
+        listed = self.names[self.keys[turn.index]]
         for step in turn_steps(turn):
             calls = step.message.tool_calls
             missing = list(dict.fromkeys(c.name for c in calls if c.name not in listed))
@@ -216,10 +223,17 @@ class _SessionCatalogs:
                     Draft(
                         "CALLED_TOOL_NOT_IN_CATALOG",
                         "warning",
-                        f"Called {', '.join(missing)}, which the catalog does not list: the judge "
-                        "cannot know what it is for.",
+                        f"Called {', '.join(missing)}, which the menu the judge saw does not "
+                        "list: the judge cannot know what it is for.",
                     ),
                 )
+
+    def unlisted_tools(self) -> list[str]:
+        """Tools the session used (subagents included) that no menu of the judge's listed."""
+        listed = set().union(*self.names.values()) if self.names else set()
+        used = [call.name for call in self.session.tool_calls()]
+        used += [call.name for call in self.session.subagent_tool_calls()]
+        return [name for name in dict.fromkeys(used) if name not in listed]
 
 
 def _context_finding(
@@ -253,15 +267,18 @@ def findings_for_turn(
     findings: Iterable[Finding], session_id: str, turn_index: int, condition: str
 ) -> list[Finding]:
     """What ``why_this_score`` needs about one turn judged under ``condition``: the turn's and
-    its steps' findings, and the session's findings that hold for every turn."""
-    return findings_for_condition(
-        (
-            f
-            for f in findings
-            if f.session_id == session_id
-            and (f.turn_index == turn_index or finding_scope(f) == "every turn")
-        ),
-        condition,
+    its steps' findings, and the session's findings that hold for every turn; in the order of
+    :func:`findings_for_step`."""
+    return _most_telling_first(
+        findings_for_condition(
+            (
+                f
+                for f in findings
+                if f.session_id == session_id
+                and (f.turn_index == turn_index or finding_scope(f) == "every turn")
+            ),
+            condition,
+        )
     )
 
 
@@ -327,8 +344,7 @@ def _judgment_problems(
         yield Draft(
             "UNSCORED",
             "error",
-            f"No valid vote ({judgment.unscored_reason or 'unknown reason'}): "
-            "unscored, not 0.",
+            f"No valid vote ({judgment.unscored_reason or 'unknown reason'}): unscored, not 0.",
         )
     elif 0 < judgment.score < 1:
         correct = sum(v.verdict == "correct" for v in judgment.votes)
@@ -351,10 +367,22 @@ def _by_severity(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity])
 
 
+def is_about_input(finding: Finding) -> bool:
+    """A finding about the input as a platform receiving the trace would see it, rather than
+    about what the workbench's judge saw."""
+    return finding.code in INPUT_CODES
+
+
 def _most_telling_first(findings: Iterable[Finding]) -> list[Finding]:
-    """Most serious first; among equals, the most specific (a step's, a turn's, a session's)."""
+    """What the judge saw before what the input lacks; then most serious first; among equals,
+    the most specific (a step's, a turn's, a session's)."""
     return sorted(
-        findings, key=lambda f: (SEVERITY_ORDER[f.severity], _SPECIFICITY[finding_scope(f)])
+        findings,
+        key=lambda f: (
+            is_about_input(f),
+            SEVERITY_ORDER[f.severity],
+            _SPECIFICITY[finding_scope(f)],
+        ),
     )
 
 
@@ -369,8 +397,7 @@ def _turn_findings(
     own = list(catalogs.turn_findings(turn))
     if context is not None:
         own.append(context)
-    given = session.catalog_for(turn)
-    single_tool_catalog = given is not None and len(given.tools) == 1
+    single_tool_catalog = len(catalogs.names[catalogs.keys[turn.index]]) == 1
     by_step: dict[tuple[str, int], list[Finding]] = {}
     for step_index, draft in catalogs.step_drafts(turn):
         by_step.setdefault(("", step_index), []).append(_finding(session, turn, draft, step_index))
@@ -427,15 +454,13 @@ def _session_findings(
     turn_scores: TurnScores,
 ) -> list[Finding]:
     drafts = list(catalogs.session_wide)
-    used = dict.fromkeys(call.name for call in session.tool_calls())
-    listed = {name for catalog in session.catalogs for name in catalog.names()}
-    missing = [name for name in used if listed and name not in listed]
+    missing = catalogs.unlisted_tools()
     if missing:
         drafts.append(
             Draft(
                 "USED_TOOLS_MISSING_FROM_CATALOG",
                 "warning",
-                f"Tools used in this session but in none of its catalogs: {', '.join(missing)}.",
+                f"Tools used in this session but on no menu the judge saw: {', '.join(missing)}.",
             )
         )
     drafts.extend(_uniform_drafts(turn_scores))
@@ -477,9 +502,11 @@ def lint(
     sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment] = (),
     options: RenderOptions | None = None,
+    live: ToolCatalog | None = None,
 ) -> list[Finding]:
     """Every finding: per session its own (catalog-wide ones included), then per turn the
-    turn's and each judged step's, most serious first within each."""
+    turn's and each judged step's, most serious first within each. ``live``: the live dump
+    the judge's menus were merged with, if any."""
     options = options or RenderOptions()
     by_turn: dict[tuple[str, int], list[TurnJudgment]] = {}
     for judgment in judgments:
@@ -487,7 +514,7 @@ def lint(
     scored_turns = _turn_scores_by_session(judgments)
     findings: list[Finding] = []
     for session in sessions:
-        catalogs = _SessionCatalogs(session)
+        catalogs = _SessionCatalogs(session, live)
         findings.extend(
             _session_findings(session, catalogs, scored_turns.get(session.session_id, {}))
         )
@@ -539,11 +566,13 @@ def votes_in_words(judgment: TurnJudgment | None) -> str:
 def why_this_score(findings: Sequence[Finding], judgment: TurnJudgment | None) -> str:
     """Why a step or turn scored what it did, in a sentence or two.
 
-    A step's judgment leads with its votes in words ("2 of 3 judges said correct; one
-    dissented: …"), then the most serious finding; a turn's leads with that finding. Among
-    equally serious findings, the most specific leads: the step's, the turn's, the session's.
+    A step's judgment leads with its votes in words ("2 of 3 judges said correct; the dissent,
+    judge 3, said incorrect: …"), then the most serious finding about what the judge saw; a
+    turn's leads with that finding. Among equally serious findings, the most specific leads:
+    the step's, the turn's, the session's. Findings about the input (what a receiving
+    platform would see) explain nothing about this score and are left to the caller.
     """
-    ranked = _most_telling_first(findings)
+    ranked = [f for f in _most_telling_first(findings) if not is_about_input(f)]
     if ranked:
         reason = f"{ranked[0].code}: {ranked[0].message}"
     elif judgment is None:

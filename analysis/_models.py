@@ -10,8 +10,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
-Provenance = Literal["baseline", "live", "trace"]
-CatalogBasis = Literal["trace", "baseline", "baseline+live"]
+Provenance = Literal["baseline", "live", "trace", "version", "observed"]
+CatalogBasis = Literal[
+    "trace",
+    "baseline",
+    "baseline+live",
+    "version",
+    "version+live",
+    "version+observed",
+    "version+live+observed",
+]
 SubagentSource = Literal["file", "progress", "sidechain"]
 Condition = Literal["full", "catalog_no_call", "bare"]
 JudgeUnit = Literal["step", "turn"]
@@ -46,8 +54,15 @@ class ToolDef(_Model):
 
     name: str
     description: str | None = None
+    """What the judge reads about the tool."""
     parameters: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance = "trace"
+    since: str | None = None
+    """A Claude Code built-in: the first version known to ship this definition..."""
+    until: str | None = None
+    """...and the last (None: still current)."""
+    vendor_description: str | None = None
+    """A Claude Code built-in: Claude Code's own description, shown beside the judge's."""
 
 
 class ToolCatalog(_Model):
@@ -143,6 +158,8 @@ class Turn(_Model):
     expanded_prompt: str | None = None
     timestamp: datetime | None = None
     line: int | None = None
+    agent_version: str | None = None
+    """The agent's version as the record of the ask gives it (Claude Code writes its own)."""
     catalog_index: int | None = None
     """Which of the session's trace-time ``catalogs`` the agent had at this turn."""
     messages: list[AssistantMessage] = Field(default_factory=list)

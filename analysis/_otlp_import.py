@@ -23,7 +23,7 @@ from typing import Any, get_args
 
 from ._catalog import tool_def_fields
 from ._context import ParseContext
-from ._models import EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
+from ._models import CatalogBasis, EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
 from ._otlp import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from ._render import EXPANSION_PREFIX, render_call
 
@@ -568,10 +568,15 @@ def _turn_order(spans: list[_Span]) -> tuple[int, int]:
     return index, min(s.start for s in spans)
 
 
+def _rebuilt(basis: Any) -> bool:
+    """A menu the exporter built for a session that carried none (a basis other than trace)."""
+    return basis in get_args(CatalogBasis) and basis != "trace"
+
+
 def _catalog_source(span: _Span, file: str) -> str:
     """Where a turn's menu came from; an exported baseline menu says so."""
     basis = span.attributes.get("tsq.catalog.basis")
-    exported = f"; the {basis} menu when exported" if basis in ("baseline", "baseline+live") else ""
+    exported = f"; the {basis} menu when exported" if _rebuilt(basis) else ""
     return f"{file} (span {span.span_id}{exported})"
 
 
@@ -598,7 +603,7 @@ def _turn(
         # The menu a model call was made with is the menu of its turn, not a later capture.
         catalog = {"tools": tools, "source": source, "captured_at": turn["timestamp"]}
         basis = first.attributes.get("tsq.catalog.basis")
-        if basis in ("baseline", "baseline+live"):
+        if _rebuilt(basis):
             catalog["exported_basis"] = basis
     return turn, catalog, built.judgments
 

@@ -14,7 +14,7 @@ import polars as pl
 
 from ._catalogs import baseline_catalog
 from ._frames import tool_calls_frame
-from ._models import Session, ToolCatalog
+from ._models import Session, ToolCatalog, ToolDef
 
 USAGE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "tool": pl.String,
@@ -38,20 +38,32 @@ NEEDS_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 CATALOG_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "tool": pl.String,
     "provenance": pl.String,
+    "versions": pl.String,
     "description": pl.String,
+    "claude_code_description": pl.String,
     "parameters": pl.String,
 }
 NEED_ORDER = ["missing", "no description", "baseline only", "described"]
 
 
+def _versions(tool: ToolDef) -> str | None:
+    """The Claude Code versions a built-in definition held in, e.g. "1.0.70 to 2.0.37"."""
+    if tool.since is None:
+        return None
+    return f"{tool.since} to {tool.until}" if tool.until else f"since {tool.since}"
+
+
 def catalog_frame(catalog: ToolCatalog) -> pl.DataFrame:
-    """One row per tool on a menu: name, provenance, description, parameters as JSON."""
+    """One row per tool on a menu: name, provenance, the Claude Code versions a built-in's
+    definition held in, the description the judge reads and Claude Code's own, parameters."""
     return pl.DataFrame(
         [
             {
                 "tool": tool.name,
                 "provenance": tool.provenance,
+                "versions": _versions(tool),
                 "description": tool.description,
+                "claude_code_description": tool.vendor_description,
                 "parameters": json.dumps(tool.parameters, sort_keys=True),
             }
             for tool in catalog.tools

@@ -430,11 +430,14 @@ def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL from tsq judge.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-def lint(paths: tuple[str, ...], judgments: str | None, as_json: bool) -> None:
-    """Explain suspicious scores: findings per turn and per session, with stable codes."""
+@live_dump_option
+def lint(
+    paths: tuple[str, ...], judgments: str | None, as_json: bool, live_catalog: str | None
+) -> None:
+    """Explain suspicious scores: findings per step, turn and session, with stable codes."""
     result = _load_or_exit(paths)
     loaded = _judgments_or_exit(judgments)
-    findings = lint_sessions(result.sessions, loaded)
+    findings = lint_sessions(result.sessions, loaded, live=_live_dump_or_exit(live_catalog))
     if as_json:
         click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
         return

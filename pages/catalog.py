@@ -45,12 +45,11 @@ for column, (title, catalog) in zip(
         column.caption("none in the input")
     else:
         column.dataframe(
-            [
-                {"tool": t.name, "provenance": t.provenance, "description": t.description}
-                for t in catalog.tools
-            ],
+            analysis.catalog_frame(catalog).drop("parameters", "claude_code_description"),
             hide_index=True,
         )
+with st.expander("The judge's menu in full: versions, Claude Code's own descriptions, parameters"):
+    st.dataframe(analysis.catalog_frame(choice.catalog), hide_index=True)
 if live is not None:
     _, report = analysis.merge_catalogs(baseline, live)
     st.markdown("**Merge of the live dump**")

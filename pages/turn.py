@@ -6,7 +6,13 @@ import polars as pl
 import streamlit as st
 
 from analysis import render_step
-from analysis._lint import findings_for_step, findings_for_turn, votes_in_words, why_this_score
+from analysis._lint import (
+    findings_for_step,
+    findings_for_turn,
+    is_about_input,
+    votes_in_words,
+    why_this_score,
+)
 from analysis._views import judgment_of, step_table, turn_table
 from workbench_ui import (
     chosen_session_and_turn,
@@ -78,10 +84,16 @@ st.text(votes_in_words(judgment))
 findings = findings_for_step(
     workspace.findings, session.session_id, turn.index, step.index, condition, step.parent_call_id
 )
-for finding in findings:
+about_judge = [f for f in findings if not is_about_input(f)]
+for finding in about_judge:
     st.text(f"{finding.severity} · {finding.code}: {finding.message}")
-if not findings:
-    st.caption("No findings for this step.")
+if not about_judge:
+    st.caption("No finding about what the judge saw for this step.")
+about_input = [f for f in findings if is_about_input(f)]
+if about_input:
+    st.caption("About the input, as a platform receiving this trace would see it")
+    for finding in about_input:
+        st.text(f"{finding.severity} · {finding.code}: {finding.message}")
 
 st.markdown("**What the judge saw**")
 judge_input_panel(

@@ -25,9 +25,12 @@ MODEL = "claude-opus-4-6"
 class Transcript:
     """Emits records the way Claude Code writes them, with a parent chain and a clock."""
 
-    def __init__(self, session_id: str, *, agent_id: str | None = None) -> None:
+    def __init__(
+        self, session_id: str, *, agent_id: str | None = None, version: str | None = VERSION
+    ) -> None:
         self.session_id = session_id
         self.agent_id = agent_id
+        self.version = version
         self.records: list[dict[str, Any]] = []
         self.parent: str | None = None
         self.clock = START
@@ -49,9 +52,10 @@ class Transcript:
             "userType": "external",
             "cwd": CWD,
             "sessionId": self.session_id,
-            "version": VERSION,
-            "gitBranch": "main",
         }
+        if self.version:
+            record["version"] = self.version
+        record["gitBranch"] = "main"
         if self.agent_id:
             record["agentId"] = self.agent_id
         record["type"] = kind
@@ -173,8 +177,9 @@ def text(value: str) -> dict[str, Any]:
 
 
 def bad_choices() -> Transcript:
-    """The seed's fixture: one good tool choice and three howlers."""
-    t = Transcript("5eed0000-0000-4000-8000-000000000001")
+    """The seed's fixture: one good tool choice and three howlers. Like the seed's records, it
+    names no Claude Code version, so it is judged against the curated baseline."""
+    t = Transcript("5eed0000-0000-4000-8000-000000000001", version=None)
     t.snapshot()
     t.user("Show me the contents of src/server.py")
     t.assistant(

@@ -148,9 +148,12 @@ def test_turn_page_bare_condition_says_the_score_means_nothing():
     at.segmented_control(key="turn_condition").set_value("bare").run()
     assert not at.exception
     findings = [t.value for t in at.text if " · " in t.value]
-    # the most serious first; among equals, the step's own, then its turn's, then its session's
+    # what the judge saw first, the most serious first; what the input lacks below
     assert findings[0].startswith("error · SINGLE_TOOL_CATALOG: The judge saw a menu of one tool")
-    assert findings[1].startswith("error · NO_CATALOG: ")
+    assert findings[-1].startswith("info · NO_CATALOG: ")
+    assert "About the input, as a platform receiving this trace would see it" in [
+        c.value for c in at.caption
+    ]
 
 
 def test_a_link_opens_one_step_with_its_input_and_votes():

@@ -62,7 +62,9 @@ def codes(findings, turn="any"):
 
 def test_a_plain_trace_has_no_catalog_once_for_the_session(bad_choices):
     (finding,) = lint([bad_choices])
-    assert (finding.code, finding.severity) == ("NO_CATALOG", "error")
+    assert (finding.code, finding.severity) == ("NO_CATALOG", "info")
+    assert "tsq export" in finding.message  # says what to do
+    assert analysis.is_about_input(finding)
     assert (finding.turn_index, finding.step_index) == (None, None)
     for turn in bad_choices.turns:  # it still explains every turn
         about = analysis.findings_for_turn([finding], BAD, turn.index, "full")
@@ -340,9 +342,9 @@ def test_step_judgments_give_step_findings(spotter):
     assert {parent for *_, parent in expected} > {None}, "subagents' steps are among them"
     assert any(not s.message.tool_calls for s in steps), "a text-only response was judged"
     session_wide = [f for f in findings if f.turn_index is None]
-    assert [f.code for f in session_wide] == ["NO_CATALOG", "UNIFORM_SESSION_SCORES"]
-    assert session_wide[1].message.startswith("Every judged turn scored 0.0")
-    assert session_wide[1].condition == "catalog_no_call"
+    assert [f.code for f in session_wide] == ["UNIFORM_SESSION_SCORES", "NO_CATALOG"]
+    assert session_wide[0].message.startswith("Every judged turn scored 0.0")
+    assert session_wide[0].condition == "catalog_no_call"
     assert all(f.turn_index is None for f in findings if f.step_index is None)
     split = next(f for f in findings if f.code == "SPLIT_VOTE")
     assert split.message.endswith("an ambiguous step, worth a human look.")
@@ -538,24 +540,27 @@ def test_findings_for_step_are_the_step_its_turn_and_its_session(yes_session):
     def about(step, condition):
         return [f.code for f in findings_for_step(findings, sid, 0, step.index, condition)]
 
-    assert about(second, "full") == ["NO_CATALOG", "CONTEXT_DEPENDENT_ASK", "SPLIT_VOTE"]
-    assert about(second, "bare") == ["SINGLE_TOOL_CATALOG", "NO_CATALOG", "CONTEXT_DEPENDENT_ASK"]
-    assert about(first, "full") == [  # most serious first, then the most specific
+    # what the judge saw first, most serious first, then the most specific; the input last
+    assert about(second, "full") == ["CONTEXT_DEPENDENT_ASK", "SPLIT_VOTE", "NO_CATALOG"]
+    assert about(second, "bare") == ["SINGLE_TOOL_CATALOG", "CONTEXT_DEPENDENT_ASK", "NO_CATALOG"]
+    assert about(first, "full") == [
         "UNSCORED",
-        "NO_CATALOG",
         "DISCARDED_VOTES",
         "CONTEXT_DEPENDENT_ASK",
+        "NO_CATALOG",
     ]
-    assert findings_for_step(findings, sid, 0, second.index, "full", "toolu_x") == [
-        f for f in findings if f.step_index is None
-    ], "a subagent's step of the same number is another step"
+    assert sorted(
+        findings_for_step(findings, sid, 0, second.index, "full", "toolu_x"), key=repr
+    ) == sorted([f for f in findings if f.step_index is None], key=repr), (
+        "a subagent's step of the same number is another step"
+    )
     whole_turn = analysis.findings_for_turn(findings, sid, 0, "full")
     assert [f.code for f in whole_turn] == [
-        "NO_CATALOG",
-        "CONTEXT_DEPENDENT_ASK",
         "UNSCORED",
         "DISCARDED_VOTES",
+        "CONTEXT_DEPENDENT_ASK",
         "SPLIT_VOTE",
+        "NO_CATALOG",
     ]
 
 
@@ -573,11 +578,12 @@ def test_why_this_score_for_a_step_leads_with_the_votes(yes_session):
         return analysis.why_this_score(about, judgment)
 
     first_words = " ".join(DISSENT.split()[:12])
+    context = next(f for f in findings if f.code == "CONTEXT_DEPENDENT_ASK")
     assert why(split) == (
         f'2 of 3 judges said correct; the dissent, judge 3, said incorrect: "{first_words}…". '
-        f"NO_CATALOG: {findings[0].message}"
+        f"CONTEXT_DEPENDENT_ASK: {context.message}"
     )
-    assert why(failed).startswith("0 of 3 judges said correct. NO_CATALOG: ")
+    assert why(failed).startswith("0 of 3 judges said correct. CONTEXT_DEPENDENT_ASK: ")
     assert why(unscored).startswith(
         "No valid vote (no valid verdict in 3 attempts): unscored, not 0. UNSCORED: "
     ), "the finding about the step itself leads among errors"

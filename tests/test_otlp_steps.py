@@ -123,13 +123,13 @@ def test_the_basis_a_menu_was_exported_with_travels_with_it(originals, exported,
     for chat in chats:
         key = (chat["gen_ai.conversation.id"], chat["tsq.turn.index"])
         assert chat["tsq.catalog.basis"] == bases[key]
-    assert set(bases.values()) == {"baseline", "trace"}
+    assert set(bases.values()) == {"baseline", "trace", "version"}
     for (session_id, index), basis in bases.items():
         turn = imported[session_id].turns[index]
         if turn.messages:  # a turn's menu travels on its chat spans
             assert analysis.catalog_for_turn(imported[session_id], turn).basis == basis
             source = imported[session_id].catalog_for(turn).source
-            assert ("the baseline menu when exported" in source) == (basis == "baseline")
+            assert (f"the {basis} menu when exported" in source) == (basis != "trace")
 
 
 def test_results_cut_at_load_time_keep_their_full_length(originals, imported):

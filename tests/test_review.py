@@ -416,7 +416,10 @@ def test_explain_turns_explains_a_turn_by_its_worst_step(judged_steps):
     sessions, _, judgments = judged_steps
     session = next(s for s in sessions if len(s.turns) == 2)  # spotter/subagent.jsonl
     findings = analysis.lint(sessions, judgments)
-    for condition, votes in (("full", "0 of 3"), ("bare", "3 of 3")):
+    for condition, votes, reason in (
+        ("full", "0 of 3", "No finding: "),  # no catalog on the input is not why it scored so
+        ("bare", "3 of 3", "No finding: "),
+    ):
         explained = analysis.explain_turns(session, judgments, findings, condition)
         for row in explained.iter_rows(named=True):
             mine = [
@@ -431,7 +434,7 @@ def test_explain_turns_explains_a_turn_by_its_worst_step(judged_steps):
                 row["why"].startswith(
                     f"worst of {len(mine)} steps, step {j.step_index}"
                     + (f" of the subagent of call {j.parent_call_id}" if j.parent_call_id else "")
-                    + f": {votes} judges said correct. NO_CATALOG: "
+                    + f": {votes} judges said correct. {reason}"
                 )
                 for j in worst
             ), row["why"]
