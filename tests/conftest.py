@@ -30,6 +30,8 @@ def launch_chromium(playwright: Any) -> Any:
 
 CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
+CLAUDE_CODE_TRANSCRIPTS = sorted((CORPUS / "claude-code").glob("*/*.jsonl"))
+"""The real Claude Code main transcripts (their subagent files sit in folders beside them)."""
 
 
 @pytest.fixture(scope="session")
@@ -46,6 +48,17 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def claude_code_sessions() -> dict[str, Any]:
+    """The real Claude Code transcripts, loaded once: file name -> session."""
+    import analysis
+
+    if not CLAUDE_CODE_TRANSCRIPTS:
+        pytest.skip("../shared/corpus is not beside this checkout")
+    loaded = analysis.load(CLAUDE_CODE_TRANSCRIPTS).sessions
+    return {Path(session.source).name: session for session in loaded}
 
 
 WriteJsonl = Callable[..., Path]

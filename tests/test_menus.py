@@ -10,11 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import CLAUDE_CODE_TRANSCRIPTS, CORPUS
 
 import analysis
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude-code"
-TRANSCRIPTS = sorted(CORPUS.glob("*/*.jsonl"))
 
 
 def called_tools(path: Path) -> set[str]:
@@ -31,16 +29,9 @@ def called_tools(path: Path) -> set[str]:
     return names
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    if not TRANSCRIPTS:
-        pytest.skip("../shared/corpus is not there")
-    return {Path(s.source).name: s for s in analysis.load(TRANSCRIPTS).sessions}
-
-
-@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name)
-def test_every_tool_a_session_called_is_on_its_menu_with_a_description(corpus, path):
-    session = corpus[path.name]
+@pytest.mark.parametrize("path", CLAUDE_CODE_TRANSCRIPTS, ids=lambda p: p.name)
+def test_every_tool_a_session_called_is_on_its_menu_with_a_description(claude_code_sessions, path):
+    session = claude_code_sessions[path.name]
     called = called_tools(path)
     for turn in session.turns:
         choice = analysis.catalog_for_turn(session, turn)
@@ -55,7 +46,7 @@ def test_every_tool_a_session_called_is_on_its_menu_with_a_description(corpus, p
 
 
 def test_a_called_mcp_tool_is_on_the_menu_as_observed(tmp_path):
-    source = CORPUS / "spotter" / "short.jsonl"
+    source = CORPUS / "claude-code" / "spotter" / "short.jsonl"
     if not source.exists():
         pytest.skip("../shared/corpus is not there")
     lines = source.read_text().splitlines()
@@ -94,8 +85,8 @@ def test_a_called_mcp_tool_is_on_the_menu_as_observed(tmp_path):
     assert not [f for f in findings if "NOT_IN_CATALOG" in f.code or "MISSING" in f.code]
 
 
-def test_a_version_between_examined_ones_says_which_it_used(corpus):
-    session = corpus["short.jsonl"]
+def test_a_version_between_examined_ones_says_which_it_used(claude_code_sessions):
+    session = claude_code_sessions["short.jsonl"]
     turn = session.turns[0]
     used = analysis._builtin_tools.nearest_examined(turn.agent_version)
     choice = analysis.catalog_for_turn(session, turn)
@@ -105,9 +96,9 @@ def test_a_version_between_examined_ones_says_which_it_used(corpus):
         assert f"the nearest known version at or below {turn.agent_version}" in choice.note
 
 
-def test_an_unknown_version_falls_back_to_the_baseline(corpus):
-    path = CORPUS / "spotter" / "subagent.jsonl"
-    session = corpus[path.name].model_copy(deep=True)
+def test_an_unknown_version_falls_back_to_the_baseline(claude_code_sessions):
+    path = CORPUS / "claude-code" / "spotter" / "subagent.jsonl"
+    session = claude_code_sessions[path.name].model_copy(deep=True)
     session.agent_version = None
     for turn in session.turns:
         turn.agent_version = None
@@ -124,7 +115,7 @@ def test_an_unknown_version_falls_back_to_the_baseline(corpus):
 
 def test_lint_on_plain_transcripts_says_no_catalog_once_at_info():
     done = subprocess.run(
-        [sys.executable, "-m", "analysis", "lint", str(CORPUS), "--json"],
+        [sys.executable, "-m", "analysis", "lint", str(CORPUS / "claude-code"), "--json"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -133,7 +124,7 @@ def test_lint_on_plain_transcripts_says_no_catalog_once_at_info():
     findings = json.loads(done.stdout)["findings"]
     no_catalog = [f for f in findings if f["code"] == "NO_CATALOG"]
     sessions = {f["session_id"] for f in no_catalog}
-    assert len(no_catalog) == len(sessions) == len(TRANSCRIPTS)
+    assert len(no_catalog) == len(sessions) == len(CLAUDE_CODE_TRANSCRIPTS)
     assert {f["severity"] for f in no_catalog} == {"info"}
     assert {f["turn_index"] for f in no_catalog} == {None}
     assert all(f["condition"] is None for f in no_catalog)

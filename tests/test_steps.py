@@ -10,11 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import CLAUDE_CODE_TRANSCRIPTS, CORPUS
 
 import analysis
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude-code"
-TRANSCRIPTS = sorted(p for p in CORPUS.glob("*/*.jsonl"))
 OUTPUT_HEADING = "## Model output (the step being judged)\n"
 
 
@@ -37,16 +36,9 @@ def tool_uses_by_response(path: Path) -> dict[str, list[str]]:
     return responses
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    if not TRANSCRIPTS:
-        pytest.skip("../shared/corpus is not there")
-    return {Path(s.source).name: s for s in analysis.load(TRANSCRIPTS).sessions}
-
-
-@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name)
-def test_one_step_per_tool_calling_response(corpus, path):
-    session = corpus[path.name]
+@pytest.mark.parametrize("path", CLAUDE_CODE_TRANSCRIPTS, ids=lambda p: p.name)
+def test_one_step_per_tool_calling_response(claude_code_sessions, path):
+    session = claude_code_sessions[path.name]
     expected = tool_uses_by_response(path)
     units = analysis.judge_inputs([session])
     assert [u.message_id for u in units] == list(expected)
@@ -60,9 +52,10 @@ def test_one_step_per_tool_calling_response(corpus, path):
         assert [name for name in called if name in known] == expected[unit.message_id]
 
 
-def test_subagent_steps_sit_under_the_spawning_call(corpus):
-    session = corpus["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
-    subagent_file = CORPUS / "spotter" / session.session_id / "subagents" / "agent-a881341.jsonl"
+def test_subagent_steps_sit_under_the_spawning_call(claude_code_sessions):
+    session = claude_code_sessions["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+    folder = CORPUS / "claude-code" / "spotter" / session.session_id
+    subagent_file = folder / "subagents" / "agent-a881341.jsonl"
     expected = {
         json.loads(line)["message"]["id"]
         for line in subagent_file.read_text().splitlines()
@@ -84,8 +77,8 @@ def test_subagent_steps_sit_under_the_spawning_call(corpus):
         assert len(unit.unit_text()) <= analysis.RenderOptions().step_chars
 
 
-def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(corpus):
-    session = corpus["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(claude_code_sessions):
+    session = claude_code_sessions["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
     turn = max(session.turns, key=lambda t: len(t.messages))
     last = len(turn.messages) - 1
     while not turn.messages[last].tool_calls:
@@ -103,8 +96,8 @@ def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(corpus):
 
 
 @pytest.mark.parametrize("budget", [2000, 3000, 6000])
-def test_any_budget_holds_and_the_newest_earlier_step_stays(corpus, budget):
-    session = corpus["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
+def test_any_budget_holds_and_the_newest_earlier_step_stays(claude_code_sessions, budget):
+    session = claude_code_sessions["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
     options = analysis.RenderOptions(step_chars=budget)
     for turn in session.turns:
         for step in analysis.turn_steps(turn)[1:]:
@@ -113,8 +106,8 @@ def test_any_budget_holds_and_the_newest_earlier_step_stays(corpus, budget):
             assert f"[step {step.index - 1}]" in unit.trajectory
 
 
-def test_a_step_that_is_not_there_is_a_clear_error(corpus):
-    session = corpus["short.jsonl"]
+def test_a_step_that_is_not_there_is_a_clear_error(claude_code_sessions):
+    session = claude_code_sessions["short.jsonl"]
     with pytest.raises(ValueError, match="turn 0 has no step 99"):
         analysis.render_step(session, session.turns[0], 99)
 
@@ -135,12 +128,12 @@ def text_responses(path: Path) -> set[str]:
     return found
 
 
-def test_text_steps_add_the_responses_that_called_no_tool(corpus):
+def test_text_steps_add_the_responses_that_called_no_tool(claude_code_sessions):
     text_only_steps = 0
-    for path in TRANSCRIPTS:
+    for path in CLAUDE_CODE_TRANSCRIPTS:
         calling = tool_uses_by_response(path)
         wanted = calling.keys() | text_responses(path)
-        units = analysis.judge_inputs([corpus[path.name]], text_steps=True)
+        units = analysis.judge_inputs([claude_code_sessions[path.name]], text_steps=True)
         assert {u.message_id for u in units} == wanted, path.name
         text_only = [u for u in units if u.message_id not in calling]
         assert all(not u.rendered_calls and not u.call_rendered for u in text_only)
