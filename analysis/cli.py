@@ -118,7 +118,7 @@ def _live_dump_or_exit(path: str | None) -> ToolCatalog | None:
 live_dump_option = click.option(
     "--live-catalog",
     type=click.Path(dir_okay=False),
-    help="Catalog the agent dumped at send time, merged on top of the baseline.",
+    help="Catalog the agent dumped at send time, merged on top of the built-in menu.",
 )
 
 
