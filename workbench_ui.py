@@ -56,7 +56,7 @@ class Workspace:
     @property
     def judgments(self) -> list[analysis.TurnJudgment]:
         extra: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-        return [*self.result.judgments, *extra]
+        return analysis.merge_judgments(self.result.judgments, extra)
 
     def session(self, session_id: str | None) -> analysis.Session | None:
         return next((s for s in self.result.sessions if s.session_id == session_id), None)
@@ -120,7 +120,7 @@ def data_source() -> Workspace:
         judged = {j.session_id for j in fresh}
         sessions = [s for s in result.sessions if s.session_id in judged]
         findings = [f for f in findings if f.session_id not in judged]
-        findings += analysis.lint(sessions, [*result.judgments, *fresh])
+        findings += analysis.lint(sessions, analysis.merge_judgments(result.judgments, fresh))
     return Workspace(result=result, findings=findings)
 
 

@@ -328,3 +328,18 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     fresh = at.session_state["judge_results"]
     assert sorted({j.condition for j in fresh}) == ["bare", "catalog_no_call", "full"]
     assert [j.score for j in fresh if j.condition == "full"] == [1.0, 0.0, 0.0, 0.0]
+    # The sample judgments already judged this session: re-judging replaces, never doubles.
+    loaded = [
+        j for j in analysis.load([analysis.sample_data_dir()]).judgments if j.session_id == BAD
+    ]
+    assert {j.key for j in fresh} == {j.key for j in loaded}
+    at.query_params["session"] = BAD
+    session = at.switch_page("pages/session.py").run()
+    assert not session.exception
+    turns = session.dataframe[0].value
+    assert len(turns) == 4
+    assert turns["steps"].tolist() == [1, 1, 1, 1]
+    overview = session.switch_page("pages/overview.py").run()
+    row = overview.dataframe[0].value.set_index("session_id").loc[BAD]
+    assert row["judged_turns"] == 4
+    assert row["mean_tsq"] == pytest.approx(0.25)
