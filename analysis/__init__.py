@@ -9,6 +9,7 @@ from ._catalogs import (
     TurnCatalog,
     baseline_catalog,
     catalog_for_turn,
+    live_dump_from_bytes,
     load_live_dump,
     merge_catalogs,
 )
@@ -210,6 +211,7 @@ __all__ = [
     "judgment_of",
     "judgments_frame",
     "lint",
+    "live_dump_from_bytes",
     "load",
     "load_catalog",
     "load_judgments",

@@ -92,6 +92,13 @@ def read_catalog_file(
         data = Path(path).expanduser().read_bytes()
     except OSError as error:
         return None, [ParseIssue(file=display, reason=f"cannot be read ({error.strerror})")]
+    return catalog_from_bytes(data, display, provenance)
+
+
+def catalog_from_bytes(
+    data: bytes, display: str, provenance: Provenance
+) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """A catalog from a JSON document's bytes (a file, an upload); problems are issues."""
     document, issues = read_json_document(data, display)
     if document is None:
         return None, issues

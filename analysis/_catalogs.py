@@ -20,7 +20,7 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from ._builtin_tools import BuiltinTool, builtin_tool_versions
-from ._catalog import catalog_from_document, read_catalog_file
+from ._catalog import catalog_from_bytes, catalog_from_document, read_catalog_file
 from ._models import CatalogBasis, ParseIssue, Session, ToolCatalog, ToolDef, Turn
 
 
@@ -44,6 +44,11 @@ def load_live_dump(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssu
     (MCP tools named ``mcp__server__tool``), or ``{"captured_at": ISO time, "tools": [...]}``.
     """
     return read_catalog_file(path, "live")
+
+
+def live_dump_from_bytes(data: bytes, name: str) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """The same, from an upload's bytes."""
+    return catalog_from_bytes(data, name, "live")
 
 
 class MergeReport(BaseModel):

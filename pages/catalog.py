@@ -1,7 +1,5 @@
 """Catalog: the menu the judge saw vs the baseline, the live dump and the trace-time catalog."""
 
-import json
-
 import streamlit as st
 
 import analysis
@@ -15,17 +13,9 @@ session, turn = chosen_session_and_turn(workspace)
 dump = st.file_uploader("Live catalog dump (optional)", type=["json"], key="live_dump")
 live = None
 if dump is not None:
-    try:
-        live = analysis.catalog_from_entries(
-            json.loads(dump.getvalue())
-            if dump.getvalue().strip().startswith(b"[")
-            else json.loads(dump.getvalue()).get("tools", []),
-            dump.name,
-            "live",
-            [],
-        )
-    except (ValueError, AttributeError) as error:
-        st.error(f"{dump.name}: not a catalog dump ({error}).")
+    live, dump_issues = analysis.live_dump_from_bytes(dump.getvalue(), dump.name)
+    for issue in dump_issues:
+        st.error(str(issue))
 
 choice = analysis.catalog_for_turn(session, turn, live)
 st.text(f"Judged against: {choice.basis} — {choice.note}")

@@ -117,3 +117,17 @@ def test_stream_json_init_catalog_is_attached_to_the_turns_it_covers(write_jsonl
     assert first.get("mcp__db__query").description is None
     assert "MCP servers: db" in first.source
     assert catalog_for_turn(session, session.turns[0]).basis == "trace"
+
+
+def test_an_uploaded_dump_reads_like_a_file_and_keeps_its_capture_time():
+    document = {
+        "captured_at": "2026-03-02T09:30:00Z",
+        "tools": [{"name": "mcp__jira__create", "description": "Create a ticket."}],
+    }
+    live, issues = analysis.live_dump_from_bytes(json.dumps(document).encode(), "dump.json")
+    assert issues == []
+    assert live.captured_at.isoformat() == "2026-03-02T09:30:00+00:00"
+    assert [(t.name, t.provenance) for t in live.tools] == [("mcp__jira__create", "live")]
+    nothing, issues = analysis.live_dump_from_bytes(b"{not json", "broken.json")
+    assert nothing is None
+    assert [issue.file for issue in issues] == ["broken.json"]
