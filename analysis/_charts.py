@@ -30,7 +30,7 @@ def score_distribution_chart(overview: pl.DataFrame) -> alt.Chart:
         .mark_bar()
         .encode(
             x=alt.X("mean_tsq:Q", bin=alt.Bin(extent=[0, 1], step=0.1), title="mean TSQ"),
-            y=alt.Y("count():Q", title="sessions"),
+            y=alt.Y("count():Q", title="sessions", axis=alt.Axis(tickMinStep=1, format="d")),
             tooltip=[alt.Tooltip("count():Q", title="sessions")],
         )
     )

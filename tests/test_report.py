@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -21,7 +22,8 @@ HOSTILE = "<script>alert(1)</script></script><img src=x onerror=alert(2)> & done
 
 
 class Page(HTMLParser):
-    """Tables by ``data-table`` (header and rows of cell text), script elements, tag counts."""
+    """Tables by ``data-table`` (header and rows of cell text), script elements, tag counts,
+    the sentences of *What we found* by ``data-fact``."""
 
     def __init__(self, document: str) -> None:
         super().__init__()
@@ -30,6 +32,8 @@ class Page(HTMLParser):
         self.tags: dict[str, int] = {}
         self.sections: list[str] = []
         self.charts: list[str] = []
+        self.facts: dict[str, str] = {}
+        self._fact: str | None = None
         self._table: str | None = None
         self._cell: list[str] | None = None
         self._row: list[str] | None = None
@@ -42,6 +46,9 @@ class Page(HTMLParser):
         attributes = dict(attrs)
         if tag == "section":
             self.sections.append(attributes["id"])
+        elif tag == "li" and "data-fact" in attributes:
+            self._fact = attributes["data-fact"]
+            self.facts[self._fact] = ""
         elif tag == "div" and attributes.get("class") == "chart":
             self.charts.append(attributes["id"])
         elif tag == "table":
@@ -55,6 +62,8 @@ class Page(HTMLParser):
             self._script, self._text = attributes, []
 
     def handle_endtag(self, tag):
+        if tag == "li":
+            self._fact = None
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
             self._row.append("".join(self._cell))
             self._cell = None
@@ -72,6 +81,8 @@ class Page(HTMLParser):
             self._script = None
 
     def handle_data(self, data):
+        if self._fact is not None:
+            self.facts[self._fact] += data
         if self._cell is not None:
             self._cell.append(data)
         if self._script is not None:
@@ -130,6 +141,75 @@ def test_sessions_table_matches_independent_counts(loaded, page):
         assert row["warnings"] == str(sum(f.severity == "warning" for f in about))
     assert rows[BAD]["mean_tsq"] == "0.25"
     assert rows[RICH]["mean_tsq"] == "0.92"  # turns 1, 1, 1 and 2/3: the mean of turn means
+
+
+def number(pattern: str, text: str) -> str:
+    found = re.search(pattern, text)
+    assert found, f"{pattern!r} not in {text!r}"
+    return found.group(1)
+
+
+def test_what_we_found_comes_first_with_independent_numbers(loaded, page):
+    result, findings = loaded
+    assert page.sections[0] == "what-we-found"
+    assert list(page.facts) == ["mean_tsq", "judged", "ambiguous", "unseen", "no_catalog"]
+    facts = page.facts
+    means = turn_means(result.judgments)
+    per_session: dict[str, list[float]] = {}
+    for (sid, _), mean in means.items():
+        per_session.setdefault(sid, []).extend([mean] if mean is not None else [])
+    session_means = [sum(v) / len(v) for v in per_session.values() if v]
+    mean = sum(session_means) / len(session_means)
+    assert number(r"Mean TSQ is (\S+) across", facts["mean_tsq"]) == f"{mean:.2f}"
+    assert number(r"across (\d+) judged sessions", facts["mean_tsq"]) == str(len(session_means))
+    assert number(r"judged sessions? \(of (\d+);", facts["mean_tsq"]) == str(len(result.sessions))
+    full = [j for j in result.judgments if j.condition == "full"]
+    steps = [j for j in full if j.step_index is not None]
+    assert number(r"scored (\d+) decisions", facts["judged"]) == str(len(steps))
+    turns = {(j.session_id, j.turn_index) for j in full}
+    assert number(r"in (\d+) turns", facts["judged"]) == str(len(turns))
+    split = [j for j in steps if is_split(j)]
+    assert split, "the sample data has a split step"
+    assert number(r"^(\d+) of", facts["ambiguous"]) == str(len(split))
+    assert number(r"of (\d+) decisions", facts["ambiguous"]) == str(len(steps))
+    names = {r["session_id"]: r["session"] for r in page.records("sessions")}
+    for sid in {j.session_id for j in split}:
+        count = sum(j.session_id == sid for j in split)
+        assert f"{count} in {names[sid]}" in facts["ambiguous"]
+    hidden = {"CALLED_TOOL_NOT_IN_CATALOG", "USED_TOOLS_MISSING_FROM_CATALOG", "CALL_NOT_RENDERED"}
+    assert not [f for f in findings if about_full(f) and f.code in hidden | {"UNSCORED"}]
+    assert facts["unseen"].startswith("Nothing was hidden from the judge")
+    no_catalog = {f.session_id for f in findings if f.code == "NO_CATALOG"}
+    assert f"{len(no_catalog)} sessions carry no tool catalog on the trace" in facts["no_catalog"]
+    assert "tsq export attaches the menu" in facts["no_catalog"]
+
+
+def test_what_we_found_names_what_the_judge_could_not_see(loaded):
+    """Under catalog_no_call every call was left out of what the judge read: counted here."""
+    result, findings = loaded
+    sections = analysis.report_sections(
+        result, result.judgments, findings, condition="catalog_no_call"
+    )
+    parsed = Page(sections[0].html)
+    left_out = [
+        f for f in findings if f.code == "CALL_NOT_RENDERED" and f.condition == "catalog_no_call"
+    ]
+    assert left_out
+    expected = f"{len(left_out)} judged steps or turns left the agent's call out"
+    assert expected in parsed.facts["unseen"]
+    assert parsed.facts["unseen"].startswith("What the judge could not see: ")
+
+
+def test_sessions_are_named_readably(loaded, page):
+    result, _ = loaded
+    rows = {row["session_id"]: row for row in page.records("sessions")}
+    rich = next(s for s in result.sessions if s.session_id == RICH)
+    assert rows[RICH]["session"].startswith(f"“{rich.turns[0].ask[:20]}")
+    assert rows[RICH]["session"].endswith("(5eed0000…0002)")  # three ids share 5eed0000
+    assert len({row["session"] for row in rows.values()}) == len(rows)
+    for name in ("ambiguous-steps-split-votes", "worst-steps-per-session"):
+        for row in page.records(name):
+            assert row["session"] == rows[row["session_id"]]["session"]
 
 
 def test_summary_counts(loaded, page):
@@ -460,6 +540,13 @@ def test_labels_add_the_study_tables_before_and_after(tmp_path):
     assert raw["all fields"]["agreement"] == "0.67"  # 66.6%
     after = {r["field"]: r for r in page.records("before-and-after-reconciliation")}
     assert (after["tool_policy"]["before"], after["tool_policy"]["after"]) == ("0.48", "0.95")
+    agreement = page.facts["agreement"]
+    assert page.sections[0] == "what-we-found"
+    assert "on 450 items" in agreement
+    for field, row in after.items():
+        before, later = round(float(row["before"]) * 100), round(float(row["after"]) * 100)
+        assert f"{field} {before}% → {later}%" in agreement
+    assert "tool_policy 48% → 95%" in agreement
     assert "61 human-adjudicated, 280 AI-adjudicated" in out.read_text()
     assert len(page.charts) >= 9  # the sessions' charts and the study's five
 
@@ -499,6 +586,13 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
         page.on("pageerror", lambda error: problems.append(str(error)))
         page.on("dialog", lambda dialog: (problems.append(dialog.message), dialog.dismiss()))
         page.goto(url, wait_until="load")
+        page.screenshot(path=str(Path("/tmp") / "tsq-report-first-screen.png"))
+        heading = page.get_by_role("heading", name="What we found")
+        assert heading.is_visible()
+        box = heading.bounding_box()
+        assert box is not None
+        assert box["y"] >= 0
+        assert box["y"] + box["height"] <= 1000
         charts = page.locator("div.chart")
         count = charts.count()
         assert count >= 4
@@ -512,6 +606,13 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
             assert chart.locator("svg").count() >= 1
             assert chart.locator("svg .mark-rect, svg .mark-symbol, svg path").count() > 0
         assert HOSTILE in page.inner_text("body")
+        page.emulate_media(media="print")  # A4 is 210 mm wide: 794 CSS px, margins inside
+        page.set_viewport_size({"width": 794, "height": 1123})
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 794, f"the printed page is {wide}px wide"
+        breaks = page.evaluate("getComputedStyle(document.querySelector('div.chart')).breakInside")
+        assert breaks == "avoid"
+        page.pdf(path=str(Path("/tmp") / "tsq-report.pdf"), format="A4")
         browser.close()
     assert problems == []
     assert [u for u in requests if u != url and not u.startswith("data:")] == []
