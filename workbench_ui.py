@@ -7,6 +7,7 @@ is always shown with ``st.text``/``st.code``/``st.dataframe``, never as markdown
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tempfile
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ PAGES = {
 
 
 SOURCES = ["Bundled sample data", "Local folder", "Upload files"]
+URL_SOURCES = {"sample": SOURCES[0], "folder": SOURCES[1]}
+PLACE = ("session", "turn", "step", "call")
+"""Where the user is, in the URL and kept in the browser session so it follows them around."""
 
 
 def _remembered(key: str, default: str) -> str:
@@ -85,18 +89,44 @@ def _uploaded_folder(files: list[object]) -> str:
     return str(folder)
 
 
-def data_source() -> Workspace:
-    """The sidebar data-source control, shared by every page; returns what was loaded."""
-    sample = str(analysis.sample_data_dir())
-    with st.sidebar:
-        choice = st.radio(
-            "Data",
-            SOURCES,
-            index=SOURCES.index(_remembered("data_source", SOURCES[0])),
-            key="data_source",
-        )
-        _remember("data_source", choice)
-        folder = sample
+def data_root() -> str | None:
+    """The folder local folders must be inside: ``TSQ_DATA_ROOT``, else ``data_root`` in
+    ``.streamlit/secrets.toml``; ``None`` when neither is set (any folder may be read)."""
+    root = os.environ.get("TSQ_DATA_ROOT")
+    if not root and st.secrets.load_if_toml_exists():
+        root = st.secrets.get("data_root")
+    return str(root) if root else None
+
+
+def _source_from_url() -> None:
+    """A link or a reload naming the data source wins over what this browser session kept."""
+    named = st.query_params.get("source")
+    if named not in URL_SOURCES:
+        return
+    wanted = {"data_source": URL_SOURCES[named]}
+    if named == "folder":
+        wanted["data_folder"] = st.query_params.get("folder", "")
+    for key, value in wanted.items():
+        if _remembered(key, "") != value:
+            _remember(key, value)
+            st.session_state[key] = value  # the widget too, if this page already drew it
+
+
+def _source_to_url(choice: str, typed: str) -> None:
+    """The URL names a local folder (``?source=folder&folder=…``); the sample is the default."""
+    _forget("source", "folder")
+    if choice == "Local folder":
+        st.query_params["source"] = "folder"
+        if typed:
+            st.query_params["folder"] = typed
+
+
+def _source_widgets() -> tuple[str, str, list[Any]]:
+    """The sidebar controls: (choice, folder as typed, uploaded files)."""
+    kept = _remembered("data_source", SOURCES[0])
+    with st.sidebar:  # widget state is per page: each page starts from what was kept
+        choice = st.radio("Data", SOURCES, index=SOURCES.index(kept), key="data_source")
+        typed, files = "", []
         if choice == "Local folder":
             typed = st.text_input(
                 "Folder",
@@ -104,8 +134,6 @@ def data_source() -> Workspace:
                 placeholder="~/.claude/projects",
                 key="data_folder",
             )
-            _remember("data_folder", typed)
-            folder = str(Path(typed).expanduser()) if typed else sample
         elif choice == "Upload files":
             files = st.file_uploader(
                 "Transcripts, judgments, catalogs",
@@ -113,7 +141,41 @@ def data_source() -> Workspace:
                 accept_multiple_files=True,
                 key="data_uploads",
             )
-            folder = _uploaded_folder(list(files)) if files else sample
+    return choice, typed.strip(), list(files or [])
+
+
+def _local_folder(typed: str) -> str:
+    """The folder typed or linked, once it is allowed and exists; else says why and stops."""
+    if not typed:
+        st.info("Type the path of a folder of transcripts in the sidebar to load it.")
+        st.stop()
+    folder = str(Path(typed).expanduser())
+    root = data_root()
+    if root is not None and not analysis.inside_root(folder, root):
+        st.error(f"{typed} is outside the data root this workbench may read, so it is refused.")
+        st.stop()
+    if not Path(folder).exists():
+        st.error(f"folder not found: {typed}")
+        st.stop()
+    return folder
+
+
+def data_source() -> Workspace:
+    """The sidebar data-source control, shared by every page; returns what was loaded."""
+    _source_from_url()
+    kept = (_remembered("data_source", SOURCES[0]), _remembered("data_folder", ""))
+    choice, typed, files = _source_widgets()
+    if (choice, typed) != kept:  # another source picked: its sessions are others
+        _drop(*PLACE)
+    _remember("data_source", choice)
+    _remember("data_folder", typed)
+    _source_to_url(choice, typed)
+    _restore_place()
+    folder = str(analysis.sample_data_dir())
+    if choice == "Local folder":
+        folder = _local_folder(typed)
+    elif files:
+        folder = _uploaded_folder(files)
     result, findings = load_folder(folder)
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
     if fresh:  # judgments made in this browser session get their findings too
@@ -148,34 +210,87 @@ def _forget(*keys: str) -> None:
             del st.query_params[key]
 
 
+def _from_url_or_kept(key: str) -> tuple[str | None, bool]:
+    """The URL's value for ``key``, else the one kept in this browser session: (value, linked).
+
+    Sidebar navigation drops the URL's parameters; what was chosen follows the user anyway.
+    """
+    linked = st.query_params.get(key)
+    if linked is not None:
+        return linked, True
+    kept: str | None = st.session_state.get(f"kept_{key}")
+    return kept, False
+
+
+def _restore_place() -> None:
+    """Keep the session, turn, step and call the URL names; put back into the URL those kept
+    from other pages (sidebar navigation drops them), so far as the URL names no other place."""
+    linked = {key for key in PLACE if key in st.query_params}
+    moved = False
+    for key in PLACE:
+        named = st.query_params.get(key)
+        kept: str | None = st.session_state.get(f"kept_{key}")
+        if named is not None:
+            moved = moved or named != kept
+            st.session_state[f"kept_{key}"] = named
+        elif moved or (key == "call" and "step" in linked):
+            st.session_state.pop(f"kept_{key}", None)
+        elif kept is not None:
+            st.query_params[key] = kept
+
+
+def _keep(key: str, value: str) -> None:
+    """In the URL and kept for the other pages."""
+    st.query_params[key] = value
+    st.session_state[f"kept_{key}"] = value
+
+
+def _drop(*keys: str) -> None:
+    """Out of the URL and out of what is kept."""
+    _forget(*keys)
+    for key in keys:
+        st.session_state.pop(f"kept_{key}", None)
+
+
 def chosen_session(workspace: Workspace) -> analysis.Session | None:
-    """The session named in the URL, else a picker; keeps the URL in step."""
+    """The session named in the URL (or kept from another page), else a picker; keeps the URL
+    in step. A link to a session that is not loaded is said in one line."""
     ids = [s.session_id for s in workspace.result.sessions]
     if not ids:
         st.info("No sessions loaded. Choose a data source in the sidebar.")
         return None
-    current = st.query_params.get("session")
+    current, linked = _from_url_or_kept("session")
+    if linked and current not in ids:
+        st.warning(f"No session {current} in the data loaded: showing {ids[0]} instead.")
+        _drop("turn", "step", "call")
     index = ids.index(current) if current in ids else 0
     session_id = st.selectbox("Session", ids, index=index, key="session_pick")
-    if current in ids and session_id != current:  # another session picked: its turn 0
-        _forget("turn", "step", "call")
-    st.query_params["session"] = session_id
+    if session_id != current:  # another session: its turn 0
+        _drop("turn", "step", "call")
+        st.session_state.pop("turn_pick", None)
+    _keep("session", session_id)
     return workspace.session(session_id)
 
 
 def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
+    """The turn named in the URL (or kept), else turn 0; a link to a turn not there is said."""
     if not session.turns:
         st.info("This session has no turns.")
         return None
     count = len(session.turns)
-    raw = st.query_params.get("turn", "0")
-    current = int(raw) if raw.isdecimal() and int(raw) < count else 0
+    raw, linked = _from_url_or_kept("turn")
+    valid = raw is not None and raw.isdecimal() and int(raw) < count
+    if linked and not valid:
+        st.warning(
+            f"This session has no turn {raw}: its turns are 0 to {count - 1}; turn 0 is shown."
+        )
+    current = int(raw) if valid and raw is not None else 0
     index = st.number_input(
         "Turn", min_value=0, max_value=count - 1, value=current, key="turn_pick"
     )
     if str(index) != raw:  # another turn picked: a step named in the URL was of the old one
-        _forget("step", "call")
-    st.query_params["turn"] = str(index)
+        _drop("step", "call")
+    _keep("turn", str(index))
     return session.turns[int(index)]
 
 
@@ -206,10 +321,10 @@ def _steps_table(steps: pl.DataFrame, key: str) -> None:
 
 
 def _show_step_in_url(step_index: int, call: str | None) -> None:
-    st.query_params["step"] = str(step_index)
-    _forget("call")
+    _keep("step", str(step_index))
+    _drop("call")
     if call:
-        st.query_params["call"] = call
+        _keep("call", call)
 
 
 def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | None:
@@ -221,9 +336,9 @@ def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | No
     """
     if not steps.is_empty():
         _steps_table(steps, key)
-    step, problem = step_to_open(
-        turn, steps, st.query_params.get("step"), st.query_params.get("call")
-    )
+    named, linked = _from_url_or_kept("step")
+    call = st.query_params.get("call") if linked else st.session_state.get("kept_call")
+    step, problem = step_to_open(turn, steps, named, call)
     if problem:
         st.warning(problem)
     if step is not None:

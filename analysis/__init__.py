@@ -35,7 +35,7 @@ from ._lint import (
     votes_in_words,
     why_this_score,
 )
-from ._loader import load, load_catalog
+from ._loader import inside_root, load, load_catalog
 from ._models import (
     AssistantMessage,
     LoadResult,
@@ -205,6 +205,7 @@ __all__ = [
     "findings_frame",
     "findings_summary",
     "ingest_report",
+    "inside_root",
     "is_about_input",
     "judge_inputs",
     "judge_rendered",

@@ -357,6 +357,17 @@ class _Loader:
                     session.attach_catalog(catalog)
 
 
+def inside_root(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path`` is ``root`` or lies under it, once both are resolved.
+
+    ``~`` is expanded and symlinks and ``..`` are resolved first, so a link inside ``root``
+    that points outside it is outside. Neither path needs to exist.
+    """
+    resolved = Path(path).expanduser().resolve()
+    base = Path(root).expanduser().resolve()
+    return resolved.is_relative_to(base)
+
+
 def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
     """Read a catalog file (OpenAI function list, Anthropic tool list, or ``{"tools": [...]}``)."""
     return read_catalog_file(path, "trace")

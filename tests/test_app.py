@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 from streamlit.testing.v1 import AppTest
 
 import analysis
@@ -14,6 +15,7 @@ import analysis
 APP = Path(__file__).resolve().parents[1] / "app.py"
 BAD = "5eed0000-0000-4000-8000-000000000001"
 RICH = "5eed0000-0000-4000-8000-000000000002"
+SPOTTER = CORPUS / "claude-code" / "spotter"
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +23,7 @@ def _clear_streamlit_caches(monkeypatch):
     import streamlit as st
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("TSQ_DATA_ROOT", raising=False)
     st.cache_data.clear()
     st.cache_resource.clear()
 
@@ -343,3 +346,130 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     row = overview.dataframe[0].value.set_index("session_id").loc[BAD]
     assert row["judged_turns"] == 4
     assert row["mean_tsq"] == pytest.approx(0.25)
+
+
+def sidebar_to(at: AppTest, path: str) -> AppTest:
+    """What the sidebar's navigation does: another page, with none of the URL's parameters."""
+    at.query_params.clear()
+    return at.switch_page(path).run()
+
+
+def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
+    at = page("pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
+    assert at.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
+    catalog = sidebar_to(at, "pages/catalog.py")
+    assert not catalog.exception
+    assert catalog.selectbox(key="session_pick").value == RICH
+    assert (param(catalog, "session"), param(catalog, "turn")) == (RICH, "1")
+    session = sidebar_to(catalog, "pages/session.py")
+    assert session.selectbox(key="session_pick").value == RICH
+    turn = sidebar_to(session, "pages/overview.py")
+    turn = sidebar_to(turn, "pages/turn.py")
+    assert {key: param(turn, key) for key in ("session", "turn", "step", "call")} == {
+        "session": RICH,
+        "turn": "1",
+        "step": "1",
+        "call": "toolu_t1",
+    }
+    assert turn.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
+
+
+def test_picking_another_session_forgets_the_old_turn():
+    at = page("pages/turn.py", session=RICH, turn="3")
+    at.selectbox(key="session_pick").set_value(BAD).run()
+    assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
+    at = sidebar_to(at, "pages/catalog.py")
+    assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
+
+
+def test_a_local_folder_follows_the_user_and_is_in_the_url():
+    at = app()
+    at.sidebar.radio(key="data_source").set_value("Local folder").run()
+    at.sidebar.text_input(key="data_folder").set_value(str(SPOTTER)).run()
+    assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
+    at = sidebar_to(at, "pages/session.py")
+    assert not at.exception
+    assert at.sidebar.text_input(key="data_folder").value == str(SPOTTER)
+    assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
+    assert param(at, "session") in {s.session_id for s in analysis.load([SPOTTER]).sessions}
+    at.sidebar.radio(key="data_source").set_value("Bundled sample data").run()
+    assert "source" not in at.query_params  # the sample is the default: no parameter
+
+
+def test_a_link_to_a_local_folder_shows_its_sessions():
+    if not SPOTTER.is_dir():
+        pytest.skip("../shared/corpus is not beside this checkout")
+    at = page("pages/overview.py", source="folder", folder=str(SPOTTER))
+    assert not at.exception
+    expected = {s.session_id for s in analysis.load([SPOTTER]).sessions}
+    assert set(at.dataframe[0].value["session_id"]) == expected
+    assert at.sidebar.radio(key="data_source").value == "Local folder"
+    assert at.sidebar.text_input(key="data_folder").value == str(SPOTTER)
+
+
+@pytest.mark.parametrize("how", ["linked", "typed"])
+def test_a_folder_outside_the_data_root_is_refused(monkeypatch, tmp_path, how):
+    monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
+    if how == "linked":
+        at = page("pages/overview.py", source="folder", folder=str(SPOTTER))
+    else:
+        at = app()
+        at.sidebar.radio(key="data_source").set_value("Local folder").run()
+        at.sidebar.text_input(key="data_folder").set_value(str(SPOTTER)).run()
+    assert not at.exception
+    (error,) = at.error
+    assert error.value == (
+        f"{SPOTTER} is outside the data root this workbench may read, so it is refused."
+    )
+    assert not at.dataframe
+    assert not at.expander  # nothing was read from it, not even its parse issues
+
+
+def test_a_folder_inside_the_data_root_loads(monkeypatch, tmp_path):
+    source = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    shutil.copy(source, tmp_path)
+    monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
+    at = page("pages/overview.py", source="folder", folder=str(tmp_path))
+    assert not at.exception
+    assert not at.error
+    assert at.dataframe[0].value["session_id"].tolist() == [BAD]
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        (
+            {"session": "no-such-session"},
+            "No session no-such-session in the data loaded: showing {first} instead.",
+        ),
+        (
+            {"session": RICH, "turn": "9"},
+            "This session has no turn 9: its turns are 0 to 3; turn 0 is shown.",
+        ),
+        (
+            {"session": RICH, "turn": "-1"},
+            "This session has no turn -1: its turns are 0 to 3; turn 0 is shown.",
+        ),
+    ],
+)
+def test_a_bad_link_is_said_in_one_line(params, said):
+    at = page("pages/catalog.py", **params)
+    assert not at.exception
+    first = analysis.load([analysis.sample_data_dir()]).sessions[0].session_id
+    (warning,) = at.warning
+    assert warning.value == said.format(first=first)
+    expected = params["session"] if "turn" in params else first
+    assert (param(at, "session"), param(at, "turn")) == (expected, "0")
+
+
+def test_an_empty_local_folder_asks_for_one_and_a_missing_one_is_not_found(tmp_path):
+    at = app()
+    at.sidebar.radio(key="data_source").set_value("Local folder").run()
+    assert not at.exception
+    assert at.info[0].value == "Type the path of a folder of transcripts in the sidebar to load it."
+    assert not at.dataframe  # not the sample
+    missing = str(tmp_path / "nowhere")
+    at.sidebar.text_input(key="data_folder").set_value(missing).run()
+    assert [e.value for e in at.error] == [f"folder not found: {missing}"]
+    assert not at.dataframe
+    assert not at.expander  # no "1 parse issues"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import launch_chromium, needs_chromium
+from conftest import CORPUS, launch_chromium, needs_chromium
 
 REPO = Path(__file__).resolve().parents[1]
 RICH = "5eed0000-0000-4000-8000-000000000002"
@@ -32,6 +33,7 @@ def _free_port() -> int:
 def server():
     port = _free_port()
     env = {**os.environ, "ANTHROPIC_API_KEY": ""}
+    env.pop("TSQ_DATA_ROOT", None)
     process = subprocess.Popen(
         [
             sys.executable,
@@ -115,4 +117,60 @@ def test_a_link_to_a_subagent_step_opens_that_step_in_a_real_browser(server):
         page.goto(f"{server}/session?session={RICH}")
         page.get_by_text("TSQ per step").first.wait_for(state="attached", timeout=30_000)
         page.locator(".vega-embed").first.wait_for(timeout=30_000)
+        browser.close()
+
+
+def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
+    from urllib.parse import quote
+
+    from playwright.sync_api import expect, sync_playwright
+
+    folder = CORPUS / "claude-code"
+    if not folder.is_dir():
+        pytest.skip("../shared/corpus is not beside this checkout")
+    chosen = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"  # tool_heavy.jsonl: three turns
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 1800})
+
+        def sidebar(title: str) -> None:
+            page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+            page.get_by_role("heading", name=title if title != "Overview" else "Sessions").wait_for(
+                timeout=30_000
+            )
+
+        def shows(session: str, turn: str | None = None) -> None:
+            picker = page.get_by_role("combobox", name="Session")
+            expect(picker).to_have_value(session, timeout=30_000)
+            if turn is not None:
+                expect(page.get_by_role("spinbutton", name="Turn")).to_have_value(
+                    turn, timeout=30_000
+                )
+                expect(page).to_have_url(re.compile(f"turn={turn}"), timeout=30_000)
+            expect(page).to_have_url(re.compile(f"session={session}"), timeout=30_000)
+            expect(page).to_have_url(re.compile("source=folder"), timeout=30_000)
+
+        page.goto(f"{server}/?source=folder&folder={quote(str(folder))}")
+        page.get_by_text("7 of 7 sessions").wait_for(timeout=30_000)
+        sidebar("Session")
+        page.get_by_test_id("stSelectbox").click()
+        page.get_by_role("option", name=chosen).click()
+        shows(chosen)
+        sidebar("Turn")
+        shows(chosen, "0")
+        page.get_by_role("spinbutton", name="Turn").fill("2")
+        page.get_by_role("spinbutton", name="Turn").press("Enter")
+        shows(chosen, "2")
+        sidebar("Catalog")
+        shows(chosen, "2")
+        sidebar("Session")
+        shows(chosen)
+        page.reload()
+        shows(chosen)
+        sidebar("Turn")
+        shows(chosen, "2")
+        page.reload()
+        shows(chosen, "2")
+        page.goto(f"{server}/session?source=folder&folder={quote(str(folder))}&session=nope")
+        page.get_by_text("No session nope in the data loaded: showing").wait_for(timeout=30_000)
         browser.close()

@@ -263,3 +263,20 @@ def test_a_judgments_file_of_one_line_loads(tmp_path):
         (0, 2, "msg_1")
     ]
     assert loaded.issues == []
+
+
+def test_inside_root_resolves_links_and_dots(tmp_path):
+    from analysis._loader import inside_root
+
+    root = tmp_path / "root"
+    (root / "projects").mkdir(parents=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / "link").symlink_to(outside)
+    assert inside_root(root, root)
+    assert inside_root(root / "projects", root)
+    assert inside_root(str(root / "projects" / "not-yet"), str(root))
+    assert not inside_root(outside, root)
+    assert not inside_root(root / "projects" / ".." / ".." / "elsewhere", root)
+    assert not inside_root(root / "link", root)  # a link inside that points outside
+    assert not inside_root(tmp_path / "root-sibling", root)  # a name that only starts alike
