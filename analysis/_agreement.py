@@ -104,6 +104,30 @@ def kappa_of_table(table: np.ndarray, weights: Literal["linear"] | None) -> floa
         return float(cohens_kappa(table, wt=weights, return_results=False))
 
 
+def _kappas(tables: np.ndarray, weights: Literal["linear"] | None) -> np.ndarray:
+    """Cohen's kappa of each of a stack of square tables, as :func:`kappa_of_table` computes it
+    (statsmodels' formula), all at once: NaN where a table is empty or chance agreement total."""
+    tables = tables.astype(float)
+    k = tables.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nobs = tables.sum(axis=(1, 2))
+        freq_row = tables.sum(axis=2) / nobs[:, None]
+        freq_col = tables.sum(axis=1) / nobs[:, None]
+        prob_exp = freq_col[:, None, :] * freq_row[:, :, None]
+        if weights is None:
+            agree = np.trace(tables, axis1=1, axis2=2)
+            agree_exp = np.diagonal(prob_exp, axis1=1, axis2=2).sum(axis=1)
+            kappas = (agree / nobs - agree_exp) / (1 - agree_exp)
+        else:
+            scale = np.arange(k, dtype=float)
+            weight = np.abs(scale[:, None] - scale) / (scale[-1] - scale[0])
+            kappas = 1 - (weight * tables).sum(axis=(1, 2)) / nobs / (weight * prob_exp).sum(
+                axis=(1, 2)
+            )
+    result: np.ndarray = np.where(nobs == 0, np.nan, kappas)
+    return result
+
+
 def pair_agreement(
     a: list[str],
     b: list[str],
@@ -128,9 +152,12 @@ def pair_agreement(
     if n and resamples:
         rng = np.random.default_rng(seed)
         draws = codes[rng.integers(0, n, size=(resamples, n))]
-        tables = np.stack([np.bincount(row, minlength=k * k) for row in draws]).reshape(-1, k, k)
-        agreement_ci = _interval(np.isin(draws, diagonal).mean(axis=1))
-        kappa_ci = _interval(np.array([kappa_of_table(t, weights) for t in tables]))
+        offsets = np.arange(resamples, dtype=np.int64)[:, None] * (k * k)
+        tables = np.bincount((draws + offsets).ravel(), minlength=resamples * k * k)
+        on_diagonal = np.zeros(k * k, dtype=bool)
+        on_diagonal[diagonal] = True
+        agreement_ci = _interval(on_diagonal[draws].mean(axis=1))
+        kappa_ci = _interval(_kappas(tables.reshape(resamples, k, k), weights))
     return PairAgreement(
         rater_a=names[0],
         rater_b=names[1],

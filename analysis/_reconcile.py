@@ -177,6 +177,13 @@ class AdjudicationStore:
                 row,
             )
 
+    def version(self) -> int:
+        """The id of the latest decision saved (0: none yet): it changes with every save, from
+        any thread or process, so it keys caches of what the decisions feed."""
+        with self._connect() as conn:
+            latest: int | None = conn.execute("SELECT MAX(id) FROM decisions").fetchone()[0]
+        return latest or 0
+
     def decisions(self) -> list[Decision]:
         """Every decision saved, oldest first."""
         with self._connect() as conn:

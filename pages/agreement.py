@@ -8,7 +8,7 @@ from workbench_ui import chart_downloads, disagreement_panel, open_page, study_s
 
 st.title("Agreement")
 view = study_source()
-tables = analysis.study_tables(view.study, view.store)
+tables = view.tables()
 
 counts = tables.sessions
 columns = st.columns(5)
@@ -48,7 +48,7 @@ st.download_button(
 
 st.header("Pairwise agreement")
 by = st.radio("Compare", ["rater", "kind"], horizontal=True, key="agreement_by")
-report = analysis.agreement_report(view.study.labels, by="kind" if by == "kind" else "rater")
+report = view.agreement("kind" if by == "kind" else "rater")
 pairs = pl.DataFrame(
     [
         {

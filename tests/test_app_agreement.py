@@ -131,3 +131,28 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
         (tables.reconciled["item_id"] == item) & (tables.reconciled["field"] == field)
     ).row(0, named=True)
     assert (decided["adjudicator"], decided["side"]) == ("ben", "human")
+
+
+def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_study):
+    at = open_page("pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Human-adjudicated"] == "0"
+    open_before = int(metrics["Still open"])
+
+    at.switch_page("pages/adjudicate.py").run()
+    item, field = at.subheader[0].value.split(" · ")
+    decide(at, "ana", "human", "checked the transcript")
+    assert not at.exception
+
+    at.switch_page("pages/agreement.py").run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Human-adjudicated"] == "1"
+    assert int(metrics["Still open"]) <= open_before
+    load = at.dataframe[2].value.set_index("field")
+    assert load.loc[field, "human"] == 1
+    at.multiselect(key="dis_sources").set_value(["human"]).run()
+    shown = at.dataframe[-1].value
+    assert list(zip(shown["item_id"], shown["field"], shown["side"], strict=True)) == [
+        (item, field, "human")
+    ]
