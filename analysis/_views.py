@@ -176,15 +176,59 @@ def turn_verdicts(judgments: Sequence[TurnJudgment], condition: str) -> pl.DataF
     return with_verdict_kind(turn_scores(judgments).filter(pl.col("condition") == condition))
 
 
+NAME_CHARS = 60
+"""A session's ``name`` keeps this many characters of its title or first ask."""
+_LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "session_id": pl.String,
+    "first_ask": pl.String,
+    "cwd": pl.String,
+    "started": pl.Datetime("us", "UTC"),
+}
+
+
+def _session_labels(sessions: Sequence[Session]) -> pl.DataFrame:
+    """What makes a session recognisable: its first ask, its folder and when it started."""
+    rows = [
+        {
+            "session_id": session.session_id,
+            "first_ask": next((turn.ask for turn in session.turns if turn.ask.strip()), None),
+            "cwd": session.cwd,
+            "started": session.turns[0].timestamp if session.turns else None,
+        }
+        for session in sessions
+    ]
+    return pl.DataFrame(rows, schema=_LABEL_SCHEMA)
+
+
+def _shortened(text: pl.Expr, limit: int = NAME_CHARS) -> pl.Expr:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis when longer."""
+    flat = text.str.replace_all(r"\s+", " ").str.strip_chars()
+    cut = flat.str.slice(0, limit - 1).str.strip_chars_end() + pl.lit("…")
+    return pl.when(flat.str.len_chars() > limit).then(cut).otherwise(flat)
+
+
 def session_overview(
     sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
-    """One row per session: size, mean TSQ, split-vote and unscored turns, findings by severity."""
+    """One row per session: what it is, size, mean TSQ, split-vote and unscored turns, findings.
+
+    ``name`` is the session's title, else its first ask, on one line and shortened;
+    ``first_ask`` is that ask in full; ``project`` the last part of its working folder;
+    ``started`` its first turn's time. Scored sessions come first, then by start time;
+    ``session_id`` is the last column.
+    """
     base = sessions_frame(sessions).select(
         "session_id", "format", "title", "turns", "tool_calls", "subagent_tool_calls", "source"
+    )
+    folder = pl.col("cwd").str.replace_all("\\", "/", literal=True).str.strip_chars_end("/")
+    labels = _session_labels(sessions).select(
+        "session_id",
+        "first_ask",
+        folder.str.split("/").list.last().replace("", None).alias("project"),
+        "started",
     )
     scores = turn_verdicts(judgments, condition)
     per_session = scores.group_by("session_id").agg(
@@ -203,10 +247,24 @@ def session_overview(
         )
     )
     counts = ["split_turns", "unscored_turns", "judged_turns", "errors", "warnings", "infos"]
+    title = pl.when(pl.col("title").str.strip_chars() != "").then("title")
     return (
-        base.join(per_session, on="session_id", how="left")
+        base.join(labels, on="session_id", how="left")
+        .join(per_session, on="session_id", how="left")
         .join(severities, on="session_id", how="left")
-        .with_columns(pl.col(counts).fill_null(0).cast(pl.Int64))
+        .with_columns(
+            pl.col(counts).fill_null(0).cast(pl.Int64),
+            _shortened(pl.coalesce(title, "first_ask")).alias("name"),
+        )
+        .sort(pl.col("mean_tsq").is_null(), "started", "session_id", nulls_last=True)
+        .select(
+            "name",
+            "first_ask",
+            "project",
+            "started",
+            pl.exclude("name", "first_ask", "project", "started", "session_id"),
+            "session_id",
+        )
     )
 
 

@@ -1,4 +1,4 @@
-"""Overview: one row per session, with scores, split votes and diagnostics."""
+"""Overview: one row per session, named and placed, with scores, split votes and diagnostics."""
 
 import polars as pl
 import streamlit as st
@@ -19,7 +19,12 @@ if overview.is_empty():
 left, middle, right = st.columns(3)
 formats = left.multiselect("Format", sorted(overview["format"].unique()), key="format_filter")
 only_split = middle.toggle("Only sessions with split votes", key="split_filter")
-only_errors = right.toggle("Only sessions with errors", key="error_filter")
+only_errors = right.toggle(
+    "Only sessions with error findings",
+    key="error_filter",
+    help="Sessions with at least one finding of severity error (the errors column), "
+    "such as a call the judge could not see; not failed tool calls.",
+)
 shown = overview
 if formats:
     shown = shown.filter(pl.col("format").is_in(formats))
@@ -28,18 +33,26 @@ if only_split:
 if only_errors:
     shown = shown.filter(pl.col("errors") > 0)
 
-st.caption(f"{shown.height} of {overview.height} sessions. Select a row to open it.")
+st.caption(
+    f"{shown.height} of {overview.height} sessions, scored ones first, then by start. "
+    "Select a row to open one."
+)
 event = st.dataframe(
-    shown.drop("source"),
+    shown.drop("source", "title"),  # the title is in the name
     hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
     key="sessions_table",
     column_config={
+        "name": st.column_config.TextColumn("session", help="Its title, else its first ask"),
+        "first_ask": st.column_config.TextColumn("first ask", width="medium"),
+        "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
         "mean_tsq": st.column_config.ProgressColumn(
             "mean TSQ", min_value=0, max_value=1, format="%.2f"
         ),
         "split_turns": st.column_config.NumberColumn("split-vote turns"),
+        "errors": st.column_config.NumberColumn("errors", help="Findings of severity error"),
+        "session_id": st.column_config.TextColumn("id"),
     },
 )
 if event.selection.rows:
