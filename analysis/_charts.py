@@ -222,25 +222,64 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
     return chart
 
 
-def ablation_chart(ablation: pl.DataFrame) -> alt.Chart:
-    """Mean TSQ per condition, side by side: bare ≈ 1.0, catalog without call ≈ 0, full."""
-    data = ablation.to_pandas()
-    chart: alt.Chart = (
-        alt.Chart(data, title="Ablation: what the judge saw")
-        .mark_bar()
-        .encode(
-            x=alt.X("condition:N", sort=CONDITION_ORDER, title=None),
-            y=alt.Y("mean_tsq:Q", scale=alt.Scale(domain=[0, 1]), title="mean TSQ"),
-            color=alt.Color("condition:N", sort=CONDITION_ORDER, legend=None),
-            column=alt.Column("session_id:N", title=None),
-            tooltip=[
-                "session_id:N",
-                "condition:N",
-                alt.Tooltip("mean_tsq:Q", format=".2f"),
-                "turns:Q",
-            ],
-        )
+CONDITION_COLORS = {"bare": "#5c6bc0", "catalog_no_call": "#ef6c00", "full": "#2e7d32"}
+
+
+def _short_label(session_id: str, limit: int = 30) -> str:
+    """A session id within ``limit`` characters, its start and end kept."""
+    if len(session_id) <= limit:
+        return session_id
+    keep = (limit - 1) // 2
+    return f"{session_id[:keep]}…{session_id[-keep:]}"
+
+
+def ablation_chart(ablation: pl.DataFrame) -> alt.LayerChart:
+    """Mean TSQ per session (rows) and condition (bars within a row, with a legend): bare ≈ 1.0,
+    catalog without call ≈ 0, full. Every value is written beside its bar, with a tick at its
+    end, so a mean of zero still shows; long session ids are shortened (in full in the tooltip)."""
+    labels = {sid: _short_label(sid) for sid in ablation["session_id"].unique().to_list()}
+    if len(set(labels.values())) < len(labels):  # shortening would merge two sessions
+        labels = {sid: sid for sid in labels}
+    data = ablation.with_columns(
+        pl.col("session_id").replace_strict(labels, return_dtype=pl.String).alias("session")
+    ).to_pandas()
+    conditions = [c for c in CONDITION_ORDER if c in set(ablation["condition"].to_list())]
+    base = alt.Chart(data, title="Ablation: what the judge saw").encode(
+        y=alt.Y(
+            "session:N",
+            sort=sorted(set(labels.values())),
+            title=None,
+            axis=alt.Axis(labelLimit=240),
+        ),
+        yOffset=alt.YOffset("condition:N", sort=CONDITION_ORDER),
+        x=alt.X(
+            "mean_tsq:Q",
+            scale=alt.Scale(domain=[0, 1.12]),
+            title="mean TSQ",
+            axis=alt.Axis(values=[0, 0.25, 0.5, 0.75, 1], format=".2f"),
+        ),
+        color=alt.Color(
+            "condition:N",
+            sort=CONDITION_ORDER,
+            scale=alt.Scale(
+                domain=conditions or CONDITION_ORDER,
+                range=[CONDITION_COLORS[c] for c in conditions or CONDITION_ORDER],
+            ),
+            legend=alt.Legend(title="condition", orient="top"),
+        ),
+        tooltip=[
+            "session_id:N",
+            "condition:N",
+            alt.Tooltip("mean_tsq:Q", format=".2f"),
+            "turns:Q",
+        ],
     )
+    bars = base.mark_bar()
+    ticks = base.mark_tick(thickness=2, orient="vertical")
+    values = base.mark_text(align="left", dx=4, fontSize=11).encode(
+        text=alt.Text("mean_tsq:Q", format=".2f")
+    )
+    chart = alt.LayerChart(layer=[bars, ticks, values], width=420, height=alt.Step(14))
     return chart
 
 

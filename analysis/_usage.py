@@ -152,3 +152,62 @@ def catalog_needs(sessions: Sequence[Session], live: ToolCatalog | None = None) 
     return pl.DataFrame(rows, schema=NEEDS_SCHEMA).sort(
         [rank, pl.col("calls"), pl.col("tool")], descending=[False, True, False]
     )
+
+
+Menu = ToolCatalog | Sequence[ToolDef]
+MENU_NAMES = ("judged", "baseline", "live", "trace")
+"""The menus :func:`menu_comparison` sets side by side, in its column order."""
+
+
+def _tools_of(menu: Menu) -> Sequence[ToolDef]:
+    return menu.tools if isinstance(menu, ToolCatalog) else menu
+
+
+def _also_in(judged: bool, others: list[str]) -> str:
+    """Where else a tool is: "baseline, trace", "only here" (the judged menu alone), or
+    "not judged: live" for a tool the judge's menu lacks."""
+    if not judged:
+        return f"not judged: {', '.join(others)}"
+    return ", ".join(others) if others else "only here"
+
+
+def menu_comparison(
+    judged: Menu,
+    baseline: Menu | None = None,
+    live: Menu | None = None,
+    trace: Menu | None = None,
+) -> pl.DataFrame:
+    """One row per tool name on any of the menus: a boolean column per menu given (``judged``,
+    ``baseline``, ``live``, ``trace``; a menu passed as None has no column), ``also_in`` (the
+    other menus that list it, "only here" when only the judged menu does) and the description
+    the judge read, else the first another menu gives. The judged menu's tools come first."""
+    given = {
+        name: _tools_of(menu)
+        for name, menu in zip(MENU_NAMES, (judged, baseline, live, trace), strict=True)
+        if menu is not None
+    }
+    names = {name: {tool.name for tool in tools} for name, tools in given.items()}
+    descriptions: dict[str, str | None] = {}
+    for tools in given.values():
+        for tool in tools:
+            if descriptions.get(tool.name) is None:
+                descriptions[tool.name] = tool.description
+    rows = []
+    for label, description in descriptions.items():
+        on = {name: label in listed for name, listed in names.items()}
+        others = [name for name in names if name != "judged" and on[name]]
+        rows.append(
+            {
+                "tool": label,
+                **on,
+                "also_in": _also_in(on["judged"], others),
+                "description": description,
+            }
+        )
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "tool": pl.String,
+        **dict.fromkeys(given, pl.Boolean),
+        "also_in": pl.String,
+        "description": pl.String,
+    }
+    return pl.DataFrame(rows, schema=schema)

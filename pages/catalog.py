@@ -1,9 +1,12 @@
-"""Catalog: the menu the judge saw vs the baseline, the live dump and the trace-time catalog."""
+"""Catalog: the menu the judge saw, under a condition, vs the baseline, a live dump and the
+trace-time catalog; an OpenAI-format session is compared with its own catalog only."""
 
 import streamlit as st
 
 import analysis
+from analysis._models import ToolCatalog
 from analysis._otlp import chat_attributes
+from analysis._usage import MENU_NAMES, menu_comparison
 from workbench_ui import chosen_session_and_turn, data_source
 
 st.title("Catalog")
@@ -17,39 +20,56 @@ if dump is not None:
     for issue in dump_issues:
         st.error(str(issue))
 
-choice = analysis.catalog_for_turn(session, turn, live)
-st.text(f"Judged against: {choice.basis} — {choice.note}")
-if choice.captured_at:
-    st.caption(f"captured at {choice.captured_at:%Y-%m-%d %H:%M:%S}")
+condition = (
+    st.segmented_control(
+        "Judge condition",
+        analysis.CONDITIONS,
+        default="full",
+        key="catalog_condition",
+        help="bare: only the tools this turn called are on the menu; otherwise the whole menu.",
+    )
+    or "full"
+)
+rendered = analysis.render_turn(session, turn, condition, live)
+st.text(f"Judged against: {rendered.catalog_basis} — {rendered.catalog_note}")
+if rendered.catalog_captured_at:
+    st.caption(f"captured at {rendered.catalog_captured_at:%Y-%m-%d %H:%M:%S}")
+if condition == "bare":
+    st.caption("Under bare the judge's menu is only the tools this turn called.")
 
-baseline = analysis.baseline_catalog()
+openai = session.format.startswith("openai")  # its own catalog, not Claude Code's baseline
+baseline = None if openai else analysis.baseline_catalog()
 trace = session.catalog_for(turn)
-columns = st.columns(3)
-for column, (title, catalog) in zip(
-    columns,
-    [("The judge saw", choice.catalog), ("Baseline", baseline), ("Trace-time", trace)],
-    strict=True,
-):
-    column.markdown(f"**{title}**")
-    if catalog is None:
-        column.caption("none in the input")
-    else:
-        column.dataframe(
-            analysis.catalog_frame(catalog).drop("parameters", "claude_code_description"),
-            hide_index=True,
-        )
+tools = f"{len(rendered.tools)} tool{'s' if len(rendered.tools) != 1 else ''}"
+st.markdown(f"**The judge's menu ({tools}) beside the others**")
+st.caption(
+    "A tick: the tool is on that menu. also in: the other menus that list it; only here: "
+    "only the judge's menu does."
+    + (" An OpenAI-format session: compared with its own catalog, no baseline." if openai else "")
+)
+st.dataframe(
+    menu_comparison(rendered.tools, baseline, live, trace),
+    hide_index=True,
+    row_height=84,
+    column_config={
+        **{menu: st.column_config.CheckboxColumn(width="small") for menu in MENU_NAMES},
+        "also_in": st.column_config.TextColumn("also in", width=140),
+        "description": st.column_config.TextColumn(width="large"),
+    },
+)
 with st.expander("The judge's menu in full: versions, Claude Code's own descriptions, parameters"):
-    st.dataframe(analysis.catalog_frame(choice.catalog), hide_index=True)
-if live is not None:
-    _, report = analysis.merge_catalogs(baseline, live)
+    st.dataframe(analysis.catalog_frame(ToolCatalog(tools=rendered.tools)), hide_index=True)
+reference = baseline or trace
+if live is not None and reference is not None:
+    _, report = analysis.merge_catalogs(reference, live)
     st.markdown("**Merge of the live dump**")
     st.json(report.model_dump())
 
+judged = {tool.name for tool in rendered.tools}
 used = list(dict.fromkeys(c.name for c in session.tool_calls()))
-missing = [name for name in used if choice.catalog.get(name) is None]
-st.markdown("**Tools used in this session but missing from the catalog the judge saw**")
+missing = [name for name in used if name not in judged]
+st.markdown("**Tools used in this session but missing from the menu the judge saw**")
 st.text(", ".join(missing) if missing else "none")
 
 st.markdown("**The chat span as it would be exported**")
-rendered = analysis.render_turn(session, turn, "full", live)
 st.json(chat_attributes(session, turn, rendered), expanded=False)

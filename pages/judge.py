@@ -2,12 +2,13 @@
 
 import asyncio
 import os
+from typing import Literal
 
 import streamlit as st
 
 import analysis
 from analysis._charts import ablation_chart
-from analysis._cost import estimate_run
+from analysis._cost import CHARS_PER_TOKEN, ESTIMATED_OUTPUT_TOKENS, estimate_run
 from analysis._views import ablation_table
 from workbench_ui import chart_downloads, data_source
 
@@ -20,16 +21,14 @@ model = st.text_input(
 )
 votes = st.slider("Votes per step", 1, 10, 3, key="judge_votes")
 left, right = st.columns(2)
-unit = (
-    left.segmented_control(
-        "Unit",
-        ["step", "turn"],
-        default="step",
-        key="judge_unit",
-        help="A step is one model response that called tools; a turn is everything after one ask.",
-    )
-    or "step"
+picked = left.segmented_control(
+    "Unit",
+    ["step", "turn"],
+    default="step",
+    key="judge_unit",
+    help="A step is one model response that called tools; a turn is everything after one ask.",
 )
+unit: Literal["step", "turn"] = "turn" if picked == "turn" else "step"
 selection = right.text_input(
     "Steps",
     value="all",
@@ -61,8 +60,10 @@ def dollars(value: float | None) -> str:
 
 st.caption(
     f"{estimate.units} {unit}s x {votes} votes = {estimate.requests} requests, about "
-    f"{estimate.input_tokens:,} input tokens; cost {dollars(estimate.cost_usd)} "
-    f"({dollars(estimate.cost_cached_usd)} with prompt caching). Cached votes are not asked again."
+    f"{estimate.input_tokens:,} input and {estimate.output_tokens:,} output tokens; cost "
+    f"{dollars(estimate.cost_usd)} ({dollars(estimate.cost_cached_usd)} with prompt caching). "
+    f"Assumes about {CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output "
+    "tokens a vote. Cached votes are not asked again."
 )
 
 secret_key = st.secrets.get("ANTHROPIC_API_KEY") if st.secrets.load_if_toml_exists() else None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from pathlib import PurePosixPath
 
 import polars as pl
 import pytest
@@ -101,11 +103,8 @@ def test_charts_serialise_and_carry_what_they_promise(loaded):
         "catalog_no_call": 0.0,
         "full": 0.25,
     }
-    assert ablation_chart(ablation).to_dict()["encoding"]["x"]["sort"] == [
-        "bare",
-        "catalog_no_call",
-        "full",
-    ]
+    bars = ablation_chart(ablation).to_dict()["layer"][0]
+    assert bars["encoding"]["yOffset"]["sort"] == ["bare", "catalog_no_call", "full"]
 
 
 def test_usage_and_findings_charts_carry_their_tables(loaded):
@@ -308,3 +307,143 @@ def test_a_link_opens_its_step_or_says_why_not(loaded):
         assert problem.startswith(f"'{not_a_number}' is not a step number")
     _, problem = step_to_open(turn, in_turn, "0", "toolu_nope")
     assert problem == "Turn 1 has no subagent step 0 under call toolu_nope."
+
+
+def test_menu_comparison_marks_each_menu_as_sets_say(loaded):
+    from analysis._models import ToolCatalog, ToolDef
+    from analysis._usage import menu_comparison
+
+    result, _ = loaded
+    session = next(s for s in result.sessions if s.session_id == BAD)
+    turn = session.turns[1]
+    judged = analysis.render_turn(session, turn, "bare").tools
+    baseline = analysis.baseline_catalog()
+    live = ToolCatalog(tools=[ToolDef(name="mcp__docs__search", description="search docs")])
+    live.tools.append(baseline.tools[0])
+    trace = ToolCatalog(tools=[judged[0], ToolDef(name="Other")])
+    menus = {
+        "judged": {t.name for t in judged},
+        "baseline": set(baseline.names()),
+        "live": set(live.names()),
+        "trace": set(trace.names()),
+    }
+    frame = menu_comparison(judged, baseline, live, trace)
+    assert frame.columns == ["tool", *menus, "also_in", "description"]
+    assert sorted(frame["tool"]) == sorted(set().union(*menus.values()))
+    assert frame["tool"][: len(judged)].to_list() == [t.name for t in judged]
+    for row in frame.iter_rows(named=True):
+        on = {menu: row["tool"] in names for menu, names in menus.items()}
+        assert {menu: row[menu] for menu in menus} == on
+        others = [m for m in ("baseline", "live", "trace") if on[m]]
+        if not on["judged"]:
+            assert row["also_in"] == "not judged: " + ", ".join(others)
+        else:
+            assert row["also_in"] == (", ".join(others) or "only here")
+    assert (
+        frame.filter(pl.col("tool") == "mcp__docs__search")["description"].item() == "search docs"
+    )
+    only_judged = menu_comparison([ToolDef(name="Solo")], None, None, trace)
+    assert only_judged.columns == ["tool", "judged", "trace", "also_in", "description"]
+    assert only_judged.row(0, named=True)["also_in"] == "only here"
+
+
+def test_ablation_chart_has_a_legend_written_values_and_round_trips(loaded):
+    result, _ = loaded
+    ablation = ablation_table(result.judgments)
+    spec = ablation_chart(ablation).to_dict()
+    assert json.loads(json.dumps(spec)) == spec
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["bar", "tick", "text"]
+    bars, ticks, values = spec["layer"]
+    legend = bars["encoding"]["color"]["legend"]
+    assert legend is not None
+    assert legend["title"] == "condition"
+    assert values["encoding"]["text"] == {
+        "field": "mean_tsq",
+        "format": ".2f",
+        "type": "quantitative",
+    }
+    assert ticks["encoding"]["x"]["field"] == "mean_tsq"  # a zero still gets a mark
+    rows = next(iter(spec["datasets"].values()))
+    assert any(r["mean_tsq"] == 0 for r in rows)
+    labels = {r["session_id"]: r["session"] for r in rows}
+    assert all(len(label) <= 30 for label in labels.values())
+    assert len(set(labels.values())) == len(labels)
+    assert labels["retail.synthetic/task0-trial0"] == "retail.synthetic/task0-trial0"
+    assert bars["encoding"]["y"]["field"] == "session"
+    assert "session_id" in {t["field"] for t in bars["encoding"]["tooltip"]}
+
+
+OVERVIEW_COUNTS = ["turns", "tool_calls", "mean_tsq", "split_turns", "errors", "warnings", "infos"]
+
+
+def test_overview_names_each_session_and_lists_scored_ones_first(loaded):
+    result, findings = loaded
+    overview = session_overview(result.sessions, result.judgments, findings)
+    assert overview.columns[:4] == ["name", "first_ask", "project", "started"]
+    assert overview.columns[-1] == "session_id"
+    assert set(overview.columns) >= {"format", "title", "source", *OVERVIEW_COUNTS}
+    full = [j for j in result.judgments if j.condition == "full"]
+    scored = {j.session_id for j in full if j.score is not None}
+    by_id = {s.session_id: s for s in result.sessions}
+    ids = overview["session_id"].to_list()
+    assert sorted(ids) == sorted(by_id)
+    flags = [sid in scored for sid in ids]
+    assert flags == sorted(flags, reverse=True)
+    assert any(flags)
+    assert not all(flags)
+    for row in overview.iter_rows(named=True):
+        session = by_id[row["session_id"]]
+        ask = next(t.ask for t in session.turns if t.ask.strip())
+        assert row["first_ask"] == ask
+        assert row["project"] == (PurePosixPath(session.cwd).name if session.cwd else None)
+        assert row["started"] == session.turns[0].timestamp
+        assert (row["mean_tsq"] is not None) == (row["session_id"] in scored)
+
+
+def test_overview_shortens_names_and_sorts_by_start_within_scored(loaded):
+    result, _ = loaded
+    rich = next(s for s in result.sessions if s.session_id == RICH)
+    start = rich.turns[0].timestamp
+    assert start is not None
+
+    def copy(session_id, hours, **changes):
+        turns = [
+            t.model_copy(update={"timestamp": start + timedelta(hours=hours, minutes=t.index)})
+            for t in rich.turns
+        ]
+        return rich.model_copy(update={"session_id": session_id, "turns": turns, **changes})
+
+    long_title = "Tidy   the\nwebhook retry code " + "and more " * 10
+    sessions = [
+        copy("late", 3, title=long_title),
+        copy("unscored-early", 0, cwd="C:\\Users\\dev\\shop-web\\"),
+        copy("early", 1, title="  "),
+        copy(
+            "never-started", 2, turns=[t.model_copy(update={"timestamp": None}) for t in rich.turns]
+        ),
+    ]
+    judgments = [
+        j.model_copy(update={"session_id": sid})
+        for j in result.judgments
+        if j.session_id == RICH
+        for sid in ("late", "early", "never-started")
+    ]
+    overview = session_overview(sessions, judgments, [])
+    assert overview["session_id"].to_list() == ["early", "late", "never-started", "unscored-early"]
+    names = dict(zip(overview["session_id"], overview["name"], strict=True))
+    flat = " ".join(long_title.split())
+    assert names["late"] == flat[:59].rstrip() + "…"
+    assert len(names["late"]) <= 60
+    assert names["early"] == rich.turns[0].ask  # a blank title gives way to the first ask
+    projects = dict(zip(overview["session_id"], overview["project"], strict=True))
+    assert projects["unscored-early"] == "shop-web"
+    assert projects["late"] == "shop-api"
+
+
+def test_score_distribution_counts_sessions_on_an_integer_axis(loaded):
+    result, findings = loaded
+    overview = session_overview(result.sessions, result.judgments, findings)
+    y = score_distribution_chart(overview).to_dict()["encoding"]["y"]
+    assert (y["axis"]["tickMinStep"], y["axis"]["format"]) == (1, "d")
+    assert y["title"] == "sessions"
