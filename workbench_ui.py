@@ -67,9 +67,9 @@ class Workspace:
 
 
 @st.cache_data(show_spinner="Loading transcripts…")
-def load_folder(folder: str) -> tuple[analysis.LoadResult, list[analysis.Finding]]:
-    """Load and diagnose once per folder; every page and rerun reuses it."""
-    result = analysis.load([folder])
+def load_folder(*folders: str) -> tuple[analysis.LoadResult, list[analysis.Finding]]:
+    """Load and diagnose once per set of folders; every page and rerun reuses it."""
+    result = analysis.load(folders)
     return result, analysis.lint(result.sessions, result.judgments)
 
 
@@ -171,12 +171,13 @@ def data_source() -> Workspace:
     _remember("data_folder", typed)
     _source_to_url(choice, typed)
     _restore_place()
-    folder = str(analysis.sample_data_dir())
+    sample = analysis.sample_data_dir()  # not its council_vs_human study: the Agreement page's
+    folders = [str(sample / "transcripts"), str(sample / "judgments")]
     if choice == "Local folder":
-        folder = _local_folder(typed)
+        folders = [_local_folder(typed)]
     elif files:
-        folder = _uploaded_folder(files)
-    result, findings = load_folder(folder)
+        folders = [_uploaded_folder(files)]
+    result, findings = load_folder(*folders)
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
     if fresh:  # judgments made in this browser session get their findings too
         judged = {j.session_id for j in fresh}
@@ -413,6 +414,14 @@ class StudyView:
     def reconciled(self) -> pl.DataFrame:
         return analysis.reconcile(self.comparison, analysis.all_decisions(self.study, self.store))
 
+    def tables(self) -> analysis.StudyTables:
+        """The five tables, computed once until a decision is saved (in any tab or process)."""
+        return load_study_tables(self.path, str(self.store.path), self.store.version())
+
+    def agreement(self, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
+        """Every pair of raters (or rater kinds), with bootstrap intervals: once per study."""
+        return load_agreement_report(self.path, by)
+
 
 @st.cache_data(show_spinner="Loading labels…")
 def load_study(path: str) -> tuple[analysis.Study, pl.DataFrame]:
@@ -424,6 +433,21 @@ def load_study(path: str) -> tuple[analysis.Study, pl.DataFrame]:
 def decision_store(path: str) -> analysis.AdjudicationStore:
     """One store per file for the whole server: it opens a connection per call."""
     return analysis.AdjudicationStore(path)
+
+
+@st.cache_data(show_spinner="Computing the agreement tables…", max_entries=32)
+def load_study_tables(path: str, store_path: str, version: int) -> analysis.StudyTables:
+    """The study's five tables for one state of its decision store: ``version`` (the store's
+    latest decision id) is part of the key, so a saved decision is never served stale."""
+    study, _ = load_study(path)
+    return analysis.study_tables(study, decision_store(store_path))
+
+
+@st.cache_data(show_spinner="Computing pairwise agreement…", max_entries=32)
+def load_agreement_report(path: str, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
+    """Pairwise agreement (1,000 bootstrap resamples a pair) once per study and grouping."""
+    study, _ = load_study(path)
+    return analysis.agreement_report(study.labels, by=by)
 
 
 def study_source() -> StudyView:

@@ -16,6 +16,8 @@ APP = Path(__file__).resolve().parents[1] / "app.py"
 BAD = "5eed0000-0000-4000-8000-000000000001"
 RICH = "5eed0000-0000-4000-8000-000000000002"
 SPOTTER = CORPUS / "claude-code" / "spotter"
+SAMPLE = [analysis.sample_data_dir() / "transcripts", analysis.sample_data_dir() / "judgments"]
+"""What the workbench loads of the bundled sample: not the council study (the Agreement page's)."""
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +49,7 @@ def page(path: str, **params: str) -> AppTest:
 def test_overview_lists_every_sample_session_with_scores():
     at = app()
     assert not at.exception
-    expected = analysis.load([analysis.sample_data_dir()]).sessions
+    expected = analysis.load(SAMPLE).sessions
     shown = at.dataframe[0].value
     assert sorted(shown["session_id"]) == sorted(s.session_id for s in expected)
     bad = shown[shown["session_id"] == BAD]
@@ -66,7 +68,7 @@ def test_choosing_a_session_opens_it():
     at.session_state["sessions_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert not at.exception
-    first = analysis.load([analysis.sample_data_dir()]).sessions[0].session_id
+    first = overview_rows(analysis.load(SAMPLE))[0]["session_id"]
     assert param(at, "session") == first
     assert at.title[0].value == "Session"
 
@@ -455,7 +457,7 @@ def test_a_folder_inside_the_data_root_loads(monkeypatch, tmp_path):
 def test_a_bad_link_is_said_in_one_line(params, said):
     at = page("pages/catalog.py", **params)
     assert not at.exception
-    first = analysis.load([analysis.sample_data_dir()]).sessions[0].session_id
+    first = analysis.load(SAMPLE).sessions[0].session_id
     (warning,) = at.warning
     assert warning.value == said.format(first=first)
     expected = params["session"] if "turn" in params else first
@@ -473,3 +475,117 @@ def test_an_empty_local_folder_asks_for_one_and_a_missing_one_is_not_found(tmp_p
     assert [e.value for e in at.error] == [f"folder not found: {missing}"]
     assert not at.dataframe
     assert not at.expander  # no "1 parse issues"
+
+
+RETAIL = "retail.synthetic/task0-trial0"
+
+
+def judged_tools(at: AppTest) -> set[str]:
+    menus = at.dataframe[0].value
+    return set(menus[menus["judged"]]["tool"])
+
+
+def test_catalog_page_follows_the_condition_bare_is_the_called_tools_only():
+    at = page("pages/catalog.py", session=BAD, turn="1")
+    assert not at.exception
+    session = next(
+        s for s in analysis.load([analysis.sample_data_dir()]).sessions if s.session_id == BAD
+    )
+    turn = session.turns[1]
+    whole = set(analysis.catalog_for_turn(session, turn).catalog.names())
+    assert judged_tools(at) == whole
+    at.segmented_control(key="catalog_condition").set_value("bare").run()
+    assert not at.exception
+    called = {call.name for call in turn.tool_calls()}
+    assert judged_tools(at) == called
+    assert called < whole
+    menus = at.dataframe[0].value
+    assert set(menus["tool"]) == whole | called  # the rest is listed, marked not judged
+    assert set(menus[~menus["judged"]]["also_in"]) == {"not judged: baseline"}
+    at.segmented_control(key="catalog_condition").set_value("full").run()
+    assert judged_tools(at) == whole
+
+
+def test_catalog_page_compares_an_openai_session_with_its_own_catalog():
+    at = page("pages/catalog.py", session=RETAIL, turn="0")
+    assert not at.exception
+    menus = at.dataframe[0].value
+    assert "baseline" not in menus.columns
+    assert menus["trace"].all()
+    assert set(menus["tool"]) == {"get_order", "cancel_order", "transfer_to_human_agents"}
+    assert judged_tools(at) == set(menus["tool"])
+    assert at.text[0].value.startswith("Judged against: trace")
+
+
+def test_judge_page_estimate_counts_output_tokens_and_says_what_it_assumes():
+    at = page("pages/judge.py")
+    at.multiselect(key="judge_sessions").set_value([BAD]).run()
+    assert not at.exception
+    (estimate,) = [c.value for c in at.caption if " requests, about " in c.value]
+    assert " output tokens; cost " in estimate
+    assert "about 4 characters a token and 300 output tokens a vote" in estimate
+
+
+def overview_rows(loaded: analysis.LoadResult) -> list[dict[str, object]]:
+    """The Overview's rows worked out here: name, first ask, project, start; scored first."""
+    scored = {
+        j.session_id for j in loaded.judgments if j.condition == "full" and j.score is not None
+    }
+    rows = []
+    for s in loaded.sessions:
+        ask = next((t.ask for t in s.turns if t.ask.strip()), None)
+        text = " ".join((s.title or ask or "").split())
+        rows.append(
+            {
+                "name": text if len(text) <= 60 else text[:59].rstrip() + "…",
+                "first_ask": ask,
+                "project": Path(s.cwd).name if s.cwd else None,
+                "started": s.turns[0].timestamp if s.turns else None,
+                "session_id": s.session_id,
+                "scored": s.session_id in scored,
+            }
+        )
+    return sorted(
+        rows,
+        key=lambda r: (not r["scored"], r["started"] is None, r["started"] or 0, r["session_id"]),
+    )
+
+
+def test_overview_names_each_session_and_lists_scored_ones_first():
+    at = app()
+    assert not at.exception
+    shown = at.dataframe[0].value
+    expected = overview_rows(analysis.load(SAMPLE))
+    assert shown.columns[0] == "name"
+    assert shown.columns[-1] == "session_id"
+    assert shown["session_id"].tolist() == [r["session_id"] for r in expected]
+    for column in ("name", "first_ask", "project", "started"):
+        values = shown[column].astype(object).where(shown[column].notna(), None).tolist()
+        assert values == [r[column] for r in expected], column
+    assert any(r["project"] for r in expected)
+    assert any(r["started"] for r in expected)
+
+
+def test_overview_leaves_the_council_study_to_the_agreement_page():
+    at = app()
+    study = analysis.load([analysis.sample_data_dir() / "council_vs_human"]).sessions
+    assert study  # the sample ships them, in a folder under the sample's
+    shown = set(at.dataframe[0].value["session_id"])
+    assert not shown & {s.session_id for s in study}
+    assert at.caption[0].value.startswith(f"{len(shown)} of {len(shown)} sessions")
+
+
+def test_overview_error_filter_keeps_the_sessions_with_error_findings():
+    folder = analysis.sample_data_dir()  # as a local folder: with the study's error-free sessions
+    loaded = analysis.load([folder])
+    findings = analysis.lint(loaded.sessions, loaded.judgments)
+    with_errors = {f.session_id for f in findings if f.severity == "error"}
+    assert 0 < len(with_errors) < len(loaded.sessions)
+    at = page("pages/overview.py", source="folder", folder=str(folder))
+    assert not at.exception
+    at.toggle(key="error_filter").set_value(True).run()
+    shown = at.dataframe[0].value
+    assert set(shown["session_id"]) == with_errors
+    assert (shown["errors"] > 0).all()
+    total = len(loaded.sessions)
+    assert at.caption[0].value.startswith(f"{len(with_errors)} of {total} sessions")
