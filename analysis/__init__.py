@@ -92,7 +92,7 @@ from ._review import (
 from ._samples import sample_data_dir
 from ._steps import Step, select_steps, turn_steps
 from ._study_tables import StudyTables, study_tables
-from ._usage import catalog_frame, catalog_needs, tool_usage
+from ._usage import catalog_frame, catalog_needs, menu_comparison, tool_usage
 from ._views import (
     ablation_table,
     findings_frame,
@@ -218,6 +218,7 @@ __all__ = [
     "load_judgments",
     "load_live_dump",
     "load_study",
+    "menu_comparison",
     "merge_catalogs",
     "merge_judgments",
     "pair_agreement",
