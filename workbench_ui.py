@@ -26,13 +26,13 @@ if TYPE_CHECKING:
     import altair as alt
 
 PAGES = {
-    "overview": "pages/overview.py",
-    "session": "pages/session.py",
-    "turn": "pages/turn.py",
-    "catalog": "pages/catalog.py",
-    "judge": "pages/judge.py",
-    "agreement": "pages/agreement.py",
-    "adjudicate": "pages/adjudicate.py",
+    "overview": "app_pages/overview.py",
+    "session": "app_pages/session.py",
+    "turn": "app_pages/turn.py",
+    "catalog": "app_pages/catalog.py",
+    "judge": "app_pages/judge.py",
+    "agreement": "app_pages/agreement.py",
+    "adjudicate": "app_pages/adjudicate.py",
 }
 
 
@@ -40,6 +40,15 @@ SOURCES = ["Bundled sample data", "Local folder", "Upload files"]
 URL_SOURCES = {"sample": SOURCES[0], "folder": SOURCES[1]}
 PLACE = ("session", "turn", "step", "call")
 """Where the user is, in the URL and kept in the browser session so it follows them around."""
+
+
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]()#!<>|~$:])")
+
+
+def inert(text: str) -> str:
+    """Data-derived text for elements that render Markdown (alerts, subheaders): every
+    character that could start a link, image, HTML, directive or formatting is escaped."""
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", text)
 
 
 def _remembered(key: str, default: str) -> str:
@@ -360,9 +369,22 @@ def transcript_text(text: str) -> None:
         st.code(text, language=None, wrap_lines=True, height=_scroll_height(text))
 
 
-def judge_input_panel(rendered: JudgeInput) -> None:
-    """What the judge read for one step, part by part, as text (the menu by its size only)."""
+def judge_input_panel(rendered: JudgeInput, called: list[str]) -> None:
+    """What the judge read for one step, part by part, as text: the menu first."""
     subagent = rendered.parent_call_id is not None
+    count = len(rendered.tools)
+    st.markdown(
+        f"**The menu it chose from: {count} tool{'' if count == 1 else 's'}** "
+        f"({rendered.catalog_basis.replace('+', ' + ')} catalog, {rendered.condition} condition)"
+    )
+    st.text(f"Menu: {rendered.catalog_note}.")
+    menu = analysis.judged_menu(rendered.tools, called)
+    st.dataframe(
+        menu,
+        hide_index=True,
+        height=min(38 + 35 * menu.height, 320),
+        column_config={"description": st.column_config.TextColumn(width="large")},
+    )
     run = "the subagent's run" if subagent else "this turn"
     ask, context = st.columns(2)
     with ask:
@@ -375,13 +397,9 @@ def judge_input_panel(rendered: JudgeInput) -> None:
     st.caption(f"{run.capitalize()} so far, as the judge read it (earlier steps, oldest first)")
     trajectory = rendered.trajectory or f"(none: this is the first step of {run})"
     st.code(trajectory, language=None, wrap_lines=True, height=_scroll_height(trajectory))
-    st.caption(
-        f"The output it judged, with the calls; the menu: {len(rendered.tools)} tools, "
-        f"{rendered.catalog_basis} catalog"
-    )
+    st.caption("The output it judged, with the calls")
     output = rendered.output or "(no output)"
     st.code(output, language=None, wrap_lines=True, height=_scroll_height(output))
-    st.text(f"Menu: {rendered.catalog_note}.")
     st.text(f"Cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "Nothing was cut.")
 
 
@@ -506,6 +524,21 @@ def transcript_panel(session: analysis.Session | None) -> None:
                 for name, arguments in calls
             ]
         st.dataframe(rows, hide_index=True)
+
+
+def show_table(frame: pl.DataFrame, **options: Any) -> Any:
+    """A table with shares written as percentages (one decimal, as in the charts) and kappas
+    with three decimals."""
+    config = {
+        name: st.column_config.NumberColumn(format="percent", step=0.001)
+        for name in frame.columns
+        if name in analysis.SHARE_COLUMNS
+    } | {
+        name: st.column_config.NumberColumn(format="%.3f")
+        for name in frame.columns
+        if "kappa" in name or "alpha" in name
+    }
+    return st.dataframe(frame, hide_index=True, column_config=config, **options)
 
 
 def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:

@@ -13,6 +13,7 @@ from ._catalogs import (
     load_live_dump,
     merge_catalogs,
 )
+from ._cost import RunEstimate, estimate_run
 from ._frames import sessions_frame, tool_calls_frame, turns_frame
 from ._judgments import ExternalColumns, load_judgments, merge_judgments
 from ._labels import (
@@ -60,11 +61,14 @@ from ._reconcile import (
     Study,
     all_decisions,
     comparisons,
+    decision_history,
     default_store_path,
     load_study,
+    open_disagreements,
     propose,
     reconcile,
     redundant_calls,
+    still_open,
     suggest_cause,
 )
 from ._render import (
@@ -91,8 +95,8 @@ from ._review import (
 )
 from ._samples import sample_data_dir
 from ._steps import Step, select_steps, turn_steps
-from ._study_tables import StudyTables, study_tables
-from ._usage import catalog_frame, catalog_needs, menu_comparison, tool_usage
+from ._study_tables import SHARE_COLUMNS, StudyTables, study_tables
+from ._usage import catalog_frame, catalog_needs, judged_menu, menu_comparison, tool_usage
 from ._views import (
     ablation_table,
     findings_frame,
@@ -129,12 +133,15 @@ if TYPE_CHECKING:  # imported on first use: Altair and the chart renderer are sl
         ai_sides_chart,
         before_after_chart,
         causes_chart,
+        followed_rule_chart,
+        kappa_intervals_chart,
         raw_agreement_chart,
     )
 
 __all__ = [
     "CODES",
     "CONDITIONS",
+    "SHARE_COLUMNS",
     "AdjudicationStore",
     "AgreementReport",
     "AssistantMessage",
@@ -155,6 +162,7 @@ __all__ = [
     "Proposal",
     "RenderOptions",
     "ReportSection",
+    "RunEstimate",
     "Session",
     "Step",
     "Study",
@@ -193,8 +201,10 @@ __all__ = [
     "chart_to_svg",
     "chat_attributes",
     "comparisons",
+    "decision_history",
     "default_config",
     "default_store_path",
+    "estimate_run",
     "explain_turns",
     "export_otlp_json",
     "export_request",
@@ -204,13 +214,16 @@ __all__ = [
     "findings_for_turn",
     "findings_frame",
     "findings_summary",
+    "followed_rule_chart",
     "ingest_report",
     "inside_root",
     "is_about_input",
     "judge_inputs",
     "judge_rendered",
+    "judged_menu",
     "judgment_of",
     "judgments_frame",
+    "kappa_intervals_chart",
     "lint",
     "live_dump_from_bytes",
     "load",
@@ -221,6 +234,7 @@ __all__ = [
     "menu_comparison",
     "merge_catalogs",
     "merge_judgments",
+    "open_disagreements",
     "pair_agreement",
     "propose",
     "raw_agreement_chart",
@@ -242,6 +256,7 @@ __all__ = [
     "step_scores_chart",
     "step_table",
     "step_to_open",
+    "still_open",
     "study_sections",
     "study_tables",
     "suggest_cause",
@@ -284,6 +299,8 @@ _LAZY_EXPORTS = {
     "ai_sides_chart": "_study_charts",
     "before_after_chart": "_study_charts",
     "causes_chart": "_study_charts",
+    "followed_rule_chart": "_study_charts",
+    "kappa_intervals_chart": "_study_charts",
     "raw_agreement_chart": "_study_charts",
 }
 

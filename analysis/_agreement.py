@@ -81,6 +81,72 @@ class AgreementReport(BaseModel):
     aggregate: list[AggregatePair]
     by: GroupBy
 
+    def pairs_frame(self) -> pl.DataFrame:
+        """One row per field and pair of raters: agreement and kappa with their intervals."""
+        rows = [
+            {
+                "field": name,
+                "rater_a": pair.rater_a,
+                "rater_b": pair.rater_b,
+                "n": pair.n,
+                "agreement": pair.agreement,
+                "kappa": pair.kappa,
+                "kappa_low": pair.kappa_ci[0] if pair.kappa_ci else None,
+                "kappa_high": pair.kappa_ci[1] if pair.kappa_ci else None,
+                "weights": pair.weights,
+            }
+            for name, field in self.fields.items()
+            for pair in field.pairs
+        ]
+        return pl.DataFrame(rows, schema=_PAIRS_SCHEMA)
+
+    def council_frame(self) -> pl.DataFrame:
+        """Inside the council, per field: stage-1 judges among themselves and the chairman
+        against their majority."""
+        rows = [
+            {
+                "field": name,
+                "stage-1 judges": len(field.council.stage1),
+                "chairman": field.council.chairman,
+                "items": field.council.items,
+                "krippendorff_alpha": field.council.krippendorff_alpha,
+                "fleiss_kappa": field.council.fleiss_kappa,
+                "chairman_vs_majority": None
+                if field.council.chairman_vs_majority is None
+                else field.council.chairman_vs_majority.agreement,
+            }
+            for name, field in self.fields.items()
+            if field.council is not None
+        ]
+        return pl.DataFrame(rows, schema=_COUNCIL_SCHEMA)
+
+    def pair(self, field: str, rater_a: str, rater_b: str) -> PairAgreement:
+        return next(
+            p for p in self.fields[field].pairs if (p.rater_a, p.rater_b) == (rater_a, rater_b)
+        )
+
+
+_PAIRS_SCHEMA = {
+    "field": pl.String,
+    "rater_a": pl.String,
+    "rater_b": pl.String,
+    "n": pl.Int64,
+    "agreement": pl.Float64,
+    "kappa": pl.Float64,
+    "kappa_low": pl.Float64,
+    "kappa_high": pl.Float64,
+    "weights": pl.String,
+}
+_COUNCIL_SCHEMA = {
+    "field": pl.String,
+    "stage-1 judges": pl.Int64,
+    "chairman": pl.String,
+    "items": pl.Int64,
+    "krippendorff_alpha": pl.Float64,
+    "fleiss_kappa": pl.Float64,
+    "chairman_vs_majority": pl.Float64,
+}
+
 
 def _finite(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)

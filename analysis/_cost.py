@@ -89,6 +89,24 @@ class RunEstimate(BaseModel):
     cost_batch_usd: float | None
     """With ``--batch`` (half price), prompt caching included."""
 
+    def in_words(self, unit: str, votes: int) -> str:
+        """The estimate as the app shows it, naming what it assumes."""
+        return (
+            f"{self.units} {unit}{'' if self.units == 1 else 's'} x {votes} votes = "
+            f"{self.requests} requests, about {self.input_tokens:,} input and "
+            f"{self.output_tokens:,} output tokens; cost {dollars(self.cost_usd)} "
+            f"({dollars(self.cost_cached_usd)} with prompt caching). Assumes about "
+            f"{CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output tokens "
+            "a vote; votes already cached are not asked again."
+        )
+
+
+def dollars(value: float | None) -> str:
+    """A cost in dollars (cents, or a tenth of a cent below one cent)."""
+    if value is None:
+        return "unknown (no price for this model)"
+    return f"${value:,.2f}" if value == 0 or value >= 0.01 else f"${value:.4f}"
+
 
 def estimate_run(units: Sequence[JudgeInput], votes: int, model: str) -> RunEstimate:
     """Requests, tokens and dollars a run would need, at about 4 characters per token.

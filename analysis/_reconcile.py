@@ -416,12 +416,63 @@ def all_decisions(study: Study, store: AdjudicationStore | None) -> list[Decisio
     return [*study.recorded, *(store.decisions() if store else [])]
 
 
-def open_disagreements(study: Study, store: AdjudicationStore | None) -> pl.DataFrame:
-    """Disagreements with no decision yet (recorded or in the store), in item order."""
-    reconciled = reconcile(comparisons(study), all_decisions(study, store))
+def still_open(reconciled: pl.DataFrame) -> pl.DataFrame:
+    """The disagreements of a reconciled table that no one has decided (a rule's proposal
+    alone does not settle one), in item order: the Adjudicate page's queue and the AI
+    adjudicator's work list."""
     return reconciled.filter(~pl.col("agree") & pl.col("adjudicator_kind").is_null()).sort(
         "item_id", "field"
     )
+
+
+def open_disagreements(study: Study, store: AdjudicationStore | None) -> pl.DataFrame:
+    """Disagreements with no decision yet (recorded or in the store), in item order."""
+    return still_open(reconcile(comparisons(study), all_decisions(study, store)))
+
+
+def decision_history(
+    study: Study, store: AdjudicationStore | None, item_id: str, field: str
+) -> pl.DataFrame:
+    """Every decision on one disagreement, oldest first: who, when, which side and value, the
+    cause and note, where it was kept (shipped with the labels or saved in the store) and the
+    decision it overrode."""
+    kept = [("labels", d) for d in study.recorded] + [
+        ("store", d) for d in (store.decisions() if store else [])
+    ]
+    rows: list[dict[str, object]] = []
+    for origin, decision in kept:
+        if (decision.item_id, decision.field) != (item_id, field):
+            continue
+        previous = rows[-1] if rows else None
+        rows.append(
+            {
+                "decided_at": decision.decided_at.isoformat(timespec="seconds"),
+                "adjudicator": decision.adjudicator,
+                "kind": decision.adjudicator_kind,
+                "side": decision.side,
+                "value": decision.value,
+                "cause": decision.cause,
+                "note": decision.note,
+                "kept_in": origin,
+                "overrode": None
+                if previous is None
+                else f"{previous['adjudicator']}: {previous['side']} ({previous['value']})",
+            }
+        )
+    return pl.DataFrame(rows, schema=_HISTORY_SCHEMA)
+
+
+_HISTORY_SCHEMA = {
+    "decided_at": pl.String,
+    "adjudicator": pl.String,
+    "kind": pl.String,
+    "side": pl.String,
+    "value": pl.String,
+    "cause": pl.String,
+    "note": pl.String,
+    "kept_in": pl.String,
+    "overrode": pl.String,
+}
 
 
 def default_store_path(study_path: str | Path) -> Path:

@@ -211,3 +211,21 @@ def menu_comparison(
         "description": pl.String,
     }
     return pl.DataFrame(rows, schema=schema)
+
+
+def judged_menu(tools: Sequence[ToolDef], called: Sequence[str]) -> pl.DataFrame:
+    """The menu one judged unit showed, a row per tool: whether the unit called it, where its
+    definition came from, and the first line of the description the judge read. Called tools
+    come first."""
+    chosen = set(called)
+    rows = [
+        {
+            "tool": tool.name,
+            "called": tool.name in chosen,
+            "from": tool.provenance,
+            "description": (tool.description or "(no description)").strip().split("\n")[0],
+        }
+        for tool in tools
+    ]
+    schema = {"tool": pl.String, "called": pl.Boolean, "from": pl.String, "description": pl.String}
+    return pl.DataFrame(rows, schema=schema).sort("called", descending=True, maintain_order=True)

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from ._agreement import AgreementReport, agreement_report
 from ._catalogs import load_live_dump
-from ._cost import RunEstimate, RunStats, estimate_run
+from ._cost import RunEstimate, RunStats, dollars, estimate_run
 from ._judgments import load_judgments, merge_judgments
 from ._labels import LabelError, read_config
 from ._lint import lint as lint_sessions
@@ -262,10 +262,6 @@ def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
     )
 
 
-def _dollars(value: float | None) -> str:
-    return "unknown (no price for this model)" if value is None else f"${value:,.2f}"
-
-
 def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
     click.echo(
         f"{estimate.units} {unit}s from {estimate.sessions} sessions ({estimate.tool_calls} tool "
@@ -277,8 +273,8 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
         f"{estimate.output_tokens:,} output"
     )
     click.echo(
-        f"estimated cost: {_dollars(estimate.cost_usd)} without prompt caching, "
-        f"{_dollars(estimate.cost_cached_usd)} with it, {_dollars(estimate.cost_batch_usd)} "
+        f"estimated cost: {dollars(estimate.cost_usd)} without prompt caching, "
+        f"{dollars(estimate.cost_cached_usd)} with it, {dollars(estimate.cost_batch_usd)} "
         "with --batch"
     )
 
@@ -382,7 +378,7 @@ def judge(
         expected = estimate.cost_batch_usd if batch else estimate.cost_cached_usd
         if expected is None or expected > max_cost:
             click.echo(
-                f"Not started: the estimated cost, {_dollars(expected)}, is above --max-cost "
+                f"Not started: the estimated cost, {dollars(expected)}, is above --max-cost "
                 f"${max_cost:,.2f} (see --dry-run).",
                 err=True,
             )

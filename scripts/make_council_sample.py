@@ -80,6 +80,9 @@ AGREED_WEIGHTS = {
 }
 # Where the AI adjudicator departs from the efficiency rule and sides with the human.
 AI_EFFICIENCY_DEPARTURES = 6
+# task_completed disagreements left undecided (in sessions the AI adjudicated on another
+# field, so the session counts hold) for trying the Adjudicate page.
+LEFT_OPEN = 8
 TRANSCRIPTS_PER_KIND = 4
 
 
@@ -160,10 +163,11 @@ def main() -> None:  # noqa: C901 - one linear script
     decision_rows: list[list[str]] = []
     clock = datetime(2026, 4, 6, 9, 0, 0)
     departures = 0
+    left_open = leave_open(pattern_of, [item for item in disagreeing if item not in by_human])
     for item in disagreeing:
         for field in FIELDS:
             pattern = pattern_of.get((item, field))
-            if pattern is None:
+            if pattern is None or (item, field) in left_open:
                 continue
             side, note = pattern.winner, ""
             if item in by_human:
@@ -199,6 +203,20 @@ def main() -> None:  # noqa: C901 - one linear script
         decision_rows,
     )
     write_transcripts(pattern_of, redundant)
+
+
+def leave_open(
+    pattern_of: dict[tuple[str, str], Pattern], by_ai: list[str]
+) -> set[tuple[str, str]]:
+    """The last ``LEFT_OPEN`` AI-adjudicated sessions' task_completed disagreements, among
+    sessions that disagree on another field too."""
+    candidates = [
+        (item, "task_completed")
+        for item in by_ai
+        if (item, "task_completed") in pattern_of
+        and any((item, field) in pattern_of for field in FIELDS if field != "task_completed")
+    ]
+    return set(candidates[-LEFT_OPEN:])
 
 
 def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:

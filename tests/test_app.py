@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import CORPUS
 from streamlit.testing.v1 import AppTest
@@ -74,7 +75,7 @@ def test_choosing_a_session_opens_it():
 
 
 def test_session_page_plots_steps_and_lists_turns():
-    at = page("pages/session.py", session=RICH)
+    at = page("app_pages/session.py", session=RICH)
     assert not at.exception
     (chart,) = at.get("vega_lite_chart")
     spec = json.loads(chart.proto.spec)
@@ -103,7 +104,7 @@ def test_session_page_plots_steps_and_lists_turns():
     ],
 )
 def test_clicking_a_step_opens_the_turn_page_at_that_step(point, opened):
-    at = page("pages/session.py", session=RICH)
+    at = page("app_pages/session.py", session=RICH)
     at.session_state["step_chart"] = {"selection": {"step_pick": [point]}}
     at.run()
     assert not at.exception
@@ -113,7 +114,7 @@ def test_clicking_a_step_opens_the_turn_page_at_that_step(point, opened):
 
 
 def test_session_page_filters_ambiguous_turns_and_opens_a_turn():
-    at = page("pages/session.py", session=RICH)
+    at = page("app_pages/session.py", session=RICH)
     assert not at.exception
     assert at.dataframe[0].value["turn_index"].tolist() == [0, 1, 2, 3]
     at.toggle(key="ambiguous_only").set_value(True).run()
@@ -131,7 +132,7 @@ def verdicts(at: AppTest) -> list[str]:
 
 
 def test_turn_page_shows_votes_side_by_side_and_why():
-    at = page("pages/turn.py", session=RICH, turn="3")
+    at = page("app_pages/turn.py", session=RICH, turn="3")
     assert not at.exception
     texts = [t.value for t in at.text]
     assert "yes do #1" in texts
@@ -148,8 +149,17 @@ def test_turn_page_shows_votes_side_by_side_and_why():
     assert at.metric[0].value == "0.67"
 
 
+def judged_menu(at: AppTest) -> pd.DataFrame:
+    (menu,) = [
+        d.value
+        for d in at.dataframe
+        if list(d.value.columns) == ["tool", "called", "from", "description"]
+    ]
+    return menu
+
+
 def test_turn_page_bare_condition_says_the_score_means_nothing():
-    at = page("pages/turn.py", session=BAD, turn="1")
+    at = page("app_pages/turn.py", session=BAD, turn="1")
     at.segmented_control(key="turn_condition").set_value("bare").run()
     assert not at.exception
     findings = [t.value for t in at.text if " · " in t.value]
@@ -159,10 +169,25 @@ def test_turn_page_bare_condition_says_the_score_means_nothing():
     assert "About the input, as a platform receiving this trace would see it" in [
         c.value for c in at.caption
     ]
+    # The menu the judge saw is on the page, not behind an expander: under bare, only the
+    # called tool; under full, the session's whole catalog (the baseline's ten tools).
+    (session,) = [s for s in analysis.load(SAMPLE).sessions if s.session_id == BAD]
+    first_step = session.turns[1].messages[0]
+    called = {call.name for call in first_step.tool_calls}
+    menu = judged_menu(at)
+    assert set(menu["tool"]) == called
+    assert menu["called"].all()
+    assert any(
+        m.value.startswith(f"**The menu it chose from: {len(called)} tool") for m in at.markdown
+    )
+    at.segmented_control(key="turn_condition").set_value("full").run()
+    full = judged_menu(at)
+    assert len(full) == len(analysis.baseline_catalog().tools)
+    assert set(full[full["called"]]["tool"]) == called
 
 
 def test_a_link_opens_one_step_with_its_input_and_votes():
-    at = page("pages/turn.py", session=RICH, turn="0", step="1")
+    at = page("app_pages/turn.py", session=RICH, turn="0", step="1")
     assert not at.exception
     assert [h.value for h in at.subheader] == ["Steps", "Step 1"]
     steps = at.dataframe[0].value
@@ -178,7 +203,7 @@ def test_a_link_opens_one_step_with_its_input_and_votes():
 
 
 def test_picking_a_step_in_the_table_opens_it():
-    at = page("pages/turn.py", session=RICH, turn="2")
+    at = page("app_pages/turn.py", session=RICH, turn="2")
     assert param(at, "step") == "0"  # every step passed: the first opens
     key = f"steps_{RICH}_2_full"
     at.session_state[key] = {"selection": {"rows": [1], "columns": [], "cells": []}}
@@ -189,7 +214,7 @@ def test_picking_a_step_in_the_table_opens_it():
 
 
 def test_a_bad_step_in_the_link_is_said_in_one_line():
-    at = page("pages/turn.py", session=RICH, turn="0", step="9")
+    at = page("app_pages/turn.py", session=RICH, turn="0", step="9")
     assert not at.exception
     (warning,) = at.warning
     assert warning.value == "Turn 0 has no step 9: its responses are numbered 0 to 2."
@@ -197,15 +222,21 @@ def test_a_bad_step_in_the_link_is_said_in_one_line():
 
 
 def test_a_subagent_step_opens_by_its_call():
-    at = page("pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
+    at = page("app_pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
     assert not at.exception
     assert at.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
     texts = [t.value for t in at.text]
     assert any(t.startswith("(a subagent, spawned by Task(") for t in texts)
     codes = [c.value for c in at.code]
     assert 'Read(file_path="tests/payments/test_webhooks.py")' in codes
-    assert "Not judged yet" in at.info[0].value
+    assert at.info[0].value.startswith(
+        "Not judged under the full condition. Judging this step with claude-sonnet-4-5: "
+        "1 step x 3 votes = 3 requests, about "
+    )
     assert param(at, "call") == "toolu_t1"
+    at.button(key="judge_this_session").click().run()
+    assert at.title[0].value == "Judge"
+    assert at.multiselect(key="judge_sessions").value == [RICH]
 
 
 def test_turn_level_judgments_are_still_shown(tmp_path):
@@ -233,7 +264,7 @@ def test_turn_level_judgments_are_still_shown(tmp_path):
     at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
     at.query_params["session"] = BAD
     at.query_params["turn"] = "1"
-    at.switch_page("pages/turn.py").run()
+    at.switch_page("app_pages/turn.py").run()
     assert not at.exception
     assert at.subheader[0].value == "Judged as one whole turn"
     assert "0 of 3 judges said correct." in [t.value for t in at.text]
@@ -257,14 +288,14 @@ def test_a_turn_without_a_model_response_says_so(write_jsonl, tmp_path):
     at.sidebar.radio(key="data_source").set_value("Local folder").run()
     at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
     at.query_params["session"] = "quiet"
-    at.switch_page("pages/turn.py").run()
+    at.switch_page("app_pages/turn.py").run()
     assert not at.exception
     assert at.info[0].value.startswith("This turn has no model response")
     assert not at.dataframe
 
 
 def test_catalog_page_shows_the_three_catalogs_and_the_span():
-    at = page("pages/catalog.py", session=BAD, turn="1")
+    at = page("app_pages/catalog.py", session=BAD, turn="1")
     assert not at.exception
     assert at.text[0].value.startswith("Judged against: baseline")
     judge_saw = at.dataframe[0].value
@@ -273,7 +304,7 @@ def test_catalog_page_shows_the_three_catalogs_and_the_span():
 
 
 def test_judge_page_without_a_key_explains_and_still_shows_the_ablation():
-    at = page("pages/judge.py")
+    at = page("app_pages/judge.py")
     assert not at.exception
     assert "No API key" in at.info[0].value
     assert not at.button
@@ -308,7 +339,7 @@ def test_transcript_html_is_shown_as_text(write_jsonl, tmp_path):
     at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
     at.query_params["session"] = "h"
     at.query_params["turn"] = "0"
-    at.switch_page("pages/turn.py").run()
+    at.switch_page("app_pages/turn.py").run()
     assert not at.exception
     assert hostile in [t.value for t in at.text]
     assert all(hostile not in m.value for m in at.markdown)
@@ -321,7 +352,7 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     with FakeAnthropic() as fake:
-        at = page("pages/judge.py")
+        at = page("app_pages/judge.py")
         at.multiselect(key="judge_sessions").set_value([BAD]).run()
         at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
         at.text_input(key="judge_base_url").set_value(fake.url).run()
@@ -339,12 +370,12 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     ]
     assert {j.key for j in fresh} == {j.key for j in loaded}
     at.query_params["session"] = BAD
-    session = at.switch_page("pages/session.py").run()
+    session = at.switch_page("app_pages/session.py").run()
     assert not session.exception
     turns = session.dataframe[0].value
     assert len(turns) == 4
     assert turns["steps"].tolist() == [1, 1, 1, 1]
-    overview = session.switch_page("pages/overview.py").run()
+    overview = session.switch_page("app_pages/overview.py").run()
     row = overview.dataframe[0].value.set_index("session_id").loc[BAD]
     assert row["judged_turns"] == 4
     assert row["mean_tsq"] == pytest.approx(0.25)
@@ -357,16 +388,16 @@ def sidebar_to(at: AppTest, path: str) -> AppTest:
 
 
 def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
-    at = page("pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
+    at = page("app_pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
     assert at.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
-    catalog = sidebar_to(at, "pages/catalog.py")
+    catalog = sidebar_to(at, "app_pages/catalog.py")
     assert not catalog.exception
     assert catalog.selectbox(key="session_pick").value == RICH
     assert (param(catalog, "session"), param(catalog, "turn")) == (RICH, "1")
-    session = sidebar_to(catalog, "pages/session.py")
+    session = sidebar_to(catalog, "app_pages/session.py")
     assert session.selectbox(key="session_pick").value == RICH
-    turn = sidebar_to(session, "pages/overview.py")
-    turn = sidebar_to(turn, "pages/turn.py")
+    turn = sidebar_to(session, "app_pages/overview.py")
+    turn = sidebar_to(turn, "app_pages/turn.py")
     assert {key: param(turn, key) for key in ("session", "turn", "step", "call")} == {
         "session": RICH,
         "turn": "1",
@@ -377,10 +408,10 @@ def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
 
 
 def test_picking_another_session_forgets_the_old_turn():
-    at = page("pages/turn.py", session=RICH, turn="3")
+    at = page("app_pages/turn.py", session=RICH, turn="3")
     at.selectbox(key="session_pick").set_value(BAD).run()
     assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
-    at = sidebar_to(at, "pages/catalog.py")
+    at = sidebar_to(at, "app_pages/catalog.py")
     assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
 
 
@@ -389,7 +420,7 @@ def test_a_local_folder_follows_the_user_and_is_in_the_url():
     at.sidebar.radio(key="data_source").set_value("Local folder").run()
     at.sidebar.text_input(key="data_folder").set_value(str(SPOTTER)).run()
     assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
-    at = sidebar_to(at, "pages/session.py")
+    at = sidebar_to(at, "app_pages/session.py")
     assert not at.exception
     assert at.sidebar.text_input(key="data_folder").value == str(SPOTTER)
     assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
@@ -401,7 +432,7 @@ def test_a_local_folder_follows_the_user_and_is_in_the_url():
 def test_a_link_to_a_local_folder_shows_its_sessions():
     if not SPOTTER.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
-    at = page("pages/overview.py", source="folder", folder=str(SPOTTER))
+    at = page("app_pages/overview.py", source="folder", folder=str(SPOTTER))
     assert not at.exception
     expected = {s.session_id for s in analysis.load([SPOTTER]).sessions}
     assert set(at.dataframe[0].value["session_id"]) == expected
@@ -413,7 +444,7 @@ def test_a_link_to_a_local_folder_shows_its_sessions():
 def test_a_folder_outside_the_data_root_is_refused(monkeypatch, tmp_path, how):
     monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
     if how == "linked":
-        at = page("pages/overview.py", source="folder", folder=str(SPOTTER))
+        at = page("app_pages/overview.py", source="folder", folder=str(SPOTTER))
     else:
         at = app()
         at.sidebar.radio(key="data_source").set_value("Local folder").run()
@@ -431,7 +462,7 @@ def test_a_folder_inside_the_data_root_loads(monkeypatch, tmp_path):
     source = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
     shutil.copy(source, tmp_path)
     monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
-    at = page("pages/overview.py", source="folder", folder=str(tmp_path))
+    at = page("app_pages/overview.py", source="folder", folder=str(tmp_path))
     assert not at.exception
     assert not at.error
     assert at.dataframe[0].value["session_id"].tolist() == [BAD]
@@ -455,7 +486,7 @@ def test_a_folder_inside_the_data_root_loads(monkeypatch, tmp_path):
     ],
 )
 def test_a_bad_link_is_said_in_one_line(params, said):
-    at = page("pages/catalog.py", **params)
+    at = page("app_pages/catalog.py", **params)
     assert not at.exception
     first = analysis.load(SAMPLE).sessions[0].session_id
     (warning,) = at.warning
@@ -486,7 +517,7 @@ def judged_tools(at: AppTest) -> set[str]:
 
 
 def test_catalog_page_follows_the_condition_bare_is_the_called_tools_only():
-    at = page("pages/catalog.py", session=BAD, turn="1")
+    at = page("app_pages/catalog.py", session=BAD, turn="1")
     assert not at.exception
     session = next(
         s for s in analysis.load([analysis.sample_data_dir()]).sessions if s.session_id == BAD
@@ -507,7 +538,7 @@ def test_catalog_page_follows_the_condition_bare_is_the_called_tools_only():
 
 
 def test_catalog_page_compares_an_openai_session_with_its_own_catalog():
-    at = page("pages/catalog.py", session=RETAIL, turn="0")
+    at = page("app_pages/catalog.py", session=RETAIL, turn="0")
     assert not at.exception
     menus = at.dataframe[0].value
     assert "baseline" not in menus.columns
@@ -518,7 +549,7 @@ def test_catalog_page_compares_an_openai_session_with_its_own_catalog():
 
 
 def test_judge_page_estimate_counts_output_tokens_and_says_what_it_assumes():
-    at = page("pages/judge.py")
+    at = page("app_pages/judge.py")
     at.multiselect(key="judge_sessions").set_value([BAD]).run()
     assert not at.exception
     (estimate,) = [c.value for c in at.caption if " requests, about " in c.value]
@@ -581,7 +612,7 @@ def test_overview_error_filter_keeps_the_sessions_with_error_findings():
     findings = analysis.lint(loaded.sessions, loaded.judgments)
     with_errors = {f.session_id for f in findings if f.severity == "error"}
     assert 0 < len(with_errors) < len(loaded.sessions)
-    at = page("pages/overview.py", source="folder", folder=str(folder))
+    at = page("app_pages/overview.py", source="folder", folder=str(folder))
     assert not at.exception
     at.toggle(key="error_filter").set_value(True).run()
     shown = at.dataframe[0].value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def select(at: AppTest, key: str, row: int) -> AppTest:
 
 
 def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
-    at = open_page("pages/agreement.py")
+    at = open_page("app_pages/agreement.py")
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sessions"] == "450"
@@ -51,14 +52,35 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
     assert round(raw.loc["all fields", "agreement"], 3) == 0.666
     before_after = at.dataframe[4].value.set_index("field")
     assert round(before_after.loc["tool_policy", "after"], 2) == 0.95
+    titles = [json.loads(chart.proto.spec)["title"] for chart in at.get("vega_lite_chart")]
+    assert titles == [
+        "Council vs human: raw agreement per field",
+        "Disagreement causes per field",
+        "Adjudication load per field",
+        "Which side the AI adjudicator chose",
+        "Did the AI adjudicator follow the rule?",
+        "Calibrated label vs human reference",
+        "Kappa per pair of raters: task_completed",
+    ]
     labels = [element.proto.label for element in at.get("download_button")]
-    assert labels.count("PNG") == 5
-    assert labels.count("SVG") == 5
+    assert labels.count("PNG") == len(titles)
+    assert labels.count("SVG") == len(titles)
+    # Shares are written one way: percent with one decimal, as the charts' ".1%".
+    raw_columns = json.loads(at.dataframe[0].proto.columns)
+    assert raw_columns["agreement"]["type_config"] == {
+        "type": "number",
+        "format": "percent",
+        "step": 0.001,
+    }
+    before_after_columns = json.loads(at.dataframe[4].proto.columns)
+    assert {before_after_columns[c]["type_config"]["format"] for c in ("before", "after")} == {
+        "percent"
+    }
     assert "Download these tables as a report (HTML)" in labels
 
 
 def test_pair_confusion_matrix_and_disagreement_drill_down():
-    at = open_page("pages/agreement.py")
+    at = open_page("app_pages/agreement.py")
     pairs = at.dataframe[5].value
     first = pairs.iloc[0]
     at = select(at, "pair_table", 0)
@@ -93,13 +115,13 @@ def decide(at: AppTest, who: str, side: str, note: str) -> AppTest:
     at.text_input(key="decision_adjudicator").set_value(who)
     at.radio(key="decision_side").set_value(side)
     at.text_area(key="decision_note").set_value(note)
-    at.button[0].click()
+    at.button(key="save_decision").click()
     return at.run()
 
 
 def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
-    first_tab = open_page("pages/adjudicate.py", fresh_study)
-    second_tab = open_page("pages/adjudicate.py", fresh_study)
+    first_tab = open_page("app_pages/adjudicate.py", fresh_study)
+    second_tab = open_page("app_pages/adjudicate.py", fresh_study)
     assert not first_tab.exception
     caption = first_tab.caption[0].value
     open_before = int(caption.split(" of ")[0])
@@ -121,7 +143,7 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
 
     st.cache_data.clear()
     st.cache_resource.clear()
-    restarted = open_page("pages/adjudicate.py", fresh_study)
+    restarted = open_page("app_pages/adjudicate.py", fresh_study)
     assert int(restarted.caption[0].value.split(" of ")[0]) == open_before - 1
     assert restarted.subheader[0].value != first_item
     tables = analysis.study_tables(analysis.load_study(fresh_study), store, resamples=0)
@@ -134,18 +156,18 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
 
 
 def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_study):
-    at = open_page("pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
+    at = open_page("app_pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Human-adjudicated"] == "0"
     open_before = int(metrics["Still open"])
 
-    at.switch_page("pages/adjudicate.py").run()
+    at.switch_page("app_pages/adjudicate.py").run()
     item, field = at.subheader[0].value.split(" · ")
     decide(at, "ana", "human", "checked the transcript")
     assert not at.exception
 
-    at.switch_page("pages/agreement.py").run()
+    at.switch_page("app_pages/agreement.py").run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Human-adjudicated"] == "1"
     assert int(metrics["Still open"]) <= open_before
@@ -156,3 +178,42 @@ def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_stud
     assert list(zip(shown["item_id"], shown["field"], shown["side"], strict=True)) == [
         (item, field, "human")
     ]
+
+
+def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and_history():
+    open_before = analysis.open_disagreements(analysis.load_study(STUDY), None)
+    assert open_before.height > 1
+    at = open_page("app_pages/adjudicate.py")
+    assert not at.exception
+    first = f"{open_before['item_id'][0]} · {open_before['field'][0]}"
+    second = f"{open_before['item_id'][1]} · {open_before['field'][1]}"
+    assert at.subheader[0].value == first
+    assert at.caption[0].value.startswith(f"{open_before.height} of ")
+    assert at.expander[-1].label == "History of this disagreement (0 decisions)"
+
+    decide(at, "ana", "human", "checked the transcript")
+    assert not at.exception
+    # The next open disagreement, with a confirmation of what was just saved.
+    assert at.subheader[0].value == second
+    (confirmation,) = at.success
+    assert confirmation.value.replace("\\", "") == (
+        f"Saved: {first} → human ({open_before['human'][0]}). "
+        f"{open_before.height - 1} still open; the next one is below."
+    )
+    assert at.caption[0].value.startswith(f"{open_before.height - 1} of ")
+
+    # Back to the decided one: its history names who decided, the side and the note.
+    at.query_params["item"], at.query_params["field"] = first.split(" · ")
+    at.run()
+    history = at.dataframe[-1].value
+    assert history[["adjudicator", "side", "note", "kept_in"]].values.tolist() == [
+        ["ana", "human", "checked the transcript", "store"]
+    ]
+    at.button(key="skip_decision").click().run()
+    assert at.subheader[0].value == second
+
+
+def test_adjudicate_says_when_a_link_names_no_disagreement():
+    at = open_page("app_pages/adjudicate.py", item="cvh-999", field="looped")
+    assert not at.exception
+    assert at.warning[0].value == "No disagreement cvh-999 · looped in these labels."

@@ -80,8 +80,20 @@ def test_split_vote_turn_in_a_real_browser(server, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
+        # The first visit to a freshly started server is a deep link: it must get the
+        # workbench's own navigation (titled pages), not Streamlit's file-name pages.
         page.goto(f"{server}/turn?session={RICH}&turn=3", wait_until="networkidle")
         page.get_by_text("Judge 3: incorrect").wait_for(timeout=30_000)
+        navigation = page.get_by_test_id("stSidebarNav").inner_text()
+        assert navigation.split() == [
+            "Overview",
+            "Session",
+            "Turn",
+            "Catalog",
+            "Judge",
+            "Agreement",
+            "Adjudicate",
+        ]
         page.get_by_text("SPLIT_VOTE").first.wait_for(state="attached", timeout=30_000)
         page.wait_for_function(
             "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
@@ -174,3 +186,42 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
         page.goto(f"{server}/session?source=folder&folder={quote(str(folder))}&session=nope")
         page.get_by_text("No session nope in the data loaded: showing").wait_for(timeout=30_000)
         browser.close()
+
+
+def test_agreement_and_a_real_turn_in_a_real_browser(server, tmp_path):
+    """The Agreement page's charts, and a real Claude Code turn's judged menu, on screen."""
+    from urllib.parse import quote
+
+    from playwright.sync_api import sync_playwright
+
+    folder = CORPUS / "claude-code"
+    if not folder.is_dir():
+        pytest.skip("../shared/corpus is not beside this checkout")
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 3000})
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+
+        page.goto(f"{server}/agreement")
+        page.get_by_text("Kappa per pair of raters: task_completed").wait_for(timeout=60_000)
+        page.get_by_role("tab", name="4 · AI adjudicator's side").click()
+        page.get_by_text("Did the AI adjudicator follow the rule?").wait_for(timeout=30_000)
+        page.screenshot(path=str(tmp_path / "agreement.png"))
+
+        session = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"  # tool_heavy.jsonl
+        page.goto(
+            f"{server}/turn?source=folder&folder={quote(str(folder))}&session={session}&turn=2"
+        )
+        page.get_by_text("The menu it chose from: ").wait_for(timeout=60_000)
+        page.get_by_role("button", name="Judge this session on the Judge page").wait_for(
+            timeout=30_000
+        )
+        body = page.inner_text("body")
+        assert "Not judged under the full condition." in body
+        page.screenshot(path=str(tmp_path / "real-turn.png"))
+        browser.close()
+    assert (tmp_path / "agreement.png").stat().st_size > 10_000
+    assert (tmp_path / "real-turn.png").stat().st_size > 10_000
+    outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
+    assert outside == []

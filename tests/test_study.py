@@ -18,7 +18,9 @@ from analysis._reconcile import (
     AdjudicationStore,
     Decision,
     comparisons,
+    decision_history,
     load_study,
+    open_disagreements,
     propose,
     redundant_counts,
     suggest_cause,
@@ -91,6 +93,13 @@ def test_tables_agree_with_a_direct_count_of_the_files():
     causes = tables.causes.filter(pl.col("field") == "tool_policy")
     expected = sum(d["field"] == "tool_policy" for d in decisions)
     assert causes["total"].sum() == expected
+    # Some disagreements are shipped undecided, so the Adjudicate page has work to show.
+    fields = ("task_completed", "efficiency_bucket", "tool_policy", "looped")
+    disagreeing = {(i, f) for i in human for f in fields if human[i][f] != council[i][f]}
+    undecided = disagreeing - {(d["item_id"], d["field"]) for d in decisions}
+    still_open = open_disagreements(load_study(STUDY), None)
+    assert len(undecided) > 0
+    assert set(zip(still_open["item_id"], still_open["field"], strict=True)) == undecided
 
 
 def test_suggested_causes_and_rule_proposals():
@@ -260,3 +269,32 @@ def test_bad_files_in_a_study_folder_are_issues_and_the_rest_loads(tmp_path):
     assert reasons["unrelated.csv", None].startswith("not labels (item_id, rater, rater_kind)")
     assert [d.adjudicator for d in study.recorded] == ["dana"]
     assert study.labels.frame.height == 2
+
+
+def test_decision_history_lists_every_decision_and_what_it_overrode(tmp_path):
+    study = load_study(STUDY)
+    store = AdjudicationStore(tmp_path / "d.sqlite")
+    recorded = study.recorded[0]
+    for who, side in (("human:eve", "human"), ("human:fay", "council")):
+        store.save(
+            Decision(
+                item_id=recorded.item_id,
+                field=recorded.field,
+                adjudicator=who,
+                adjudicator_kind="human",
+                side=side,
+                value=side,
+                cause="human_error",
+                note=f"{who} checked",
+            )
+        )
+    history = decision_history(study, store, recorded.item_id, recorded.field)
+    assert history["adjudicator"].to_list() == [recorded.adjudicator, "human:eve", "human:fay"]
+    assert history["kept_in"].to_list() == ["labels", "store", "store"]
+    assert history["overrode"].to_list() == [
+        None,
+        f"{recorded.adjudicator}: {recorded.side} ({recorded.value})",
+        "human:eve: human (human)",
+    ]
+    assert history["note"][2] == "human:fay checked"
+    assert decision_history(study, store, "no-such-item", recorded.field).is_empty()

@@ -5,23 +5,29 @@ import json
 import polars as pl
 import streamlit as st
 
-from analysis import render_step
-from analysis._lint import (
+import analysis
+from analysis import (
     findings_for_step,
     findings_for_turn,
     is_about_input,
+    judgment_of,
+    render_step,
+    step_table,
+    turn_table,
     votes_in_words,
     why_this_score,
 )
-from analysis._views import judgment_of, step_table, turn_table
 from workbench_ui import (
     chosen_session_and_turn,
     chosen_step,
     data_source,
     judge_input_panel,
+    open_page,
     transcript_text,
     votes_side_by_side,
 )
+
+ESTIMATE_MODEL, ESTIMATE_VOTES = "claude-sonnet-4-5", 3
 
 st.title("Turn")
 workspace = data_source()
@@ -96,13 +102,19 @@ if about_input:
         st.text(f"{finding.severity} · {finding.code}: {finding.message}")
 
 st.markdown("**What the judge saw**")
-judge_input_panel(
-    render_step(session, turn, step.index, condition, parent_call_id=step.parent_call_id)
-)
+rendered = render_step(session, turn, step.index, condition, parent_call_id=step.parent_call_id)
+judge_input_panel(rendered, [call.name for call in step.message.tool_calls])
 
 st.markdown("**Votes**")
 if judgment is None:
-    st.info("Not judged yet under this condition. Run the judge from the Judge page.")
+    this_step = analysis.estimate_run([rendered], ESTIMATE_VOTES, ESTIMATE_MODEL)
+    st.info(
+        f"Not judged under the {condition} condition. Judging this step with "
+        f"{ESTIMATE_MODEL}: {this_step.in_words('step', ESTIMATE_VOTES)}",
+        icon=":material/gavel:",
+    )
+    if st.button("Judge this session on the Judge page", key="judge_this_session"):
+        open_page("judge", session=session.session_id)
 else:
     votes_side_by_side(judgment)
 with st.expander("This step's calls and their results"):

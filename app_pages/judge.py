@@ -7,15 +7,17 @@ from typing import Literal
 import streamlit as st
 
 import analysis
-from analysis._charts import ablation_chart
-from analysis._cost import CHARS_PER_TOKEN, ESTIMATED_OUTPUT_TOKENS, estimate_run
-from analysis._views import ablation_table
 from workbench_ui import chart_downloads, data_source
 
 st.title("Judge")
 workspace = data_source()
 sessions = workspace.result.sessions
-ids = st.multiselect("Sessions", [s.session_id for s in sessions], key="judge_sessions")
+ids = st.multiselect(
+    "Sessions",
+    [s.session_id for s in sessions],
+    default=[s.session_id for s in sessions if s.session_id == st.query_params.get("session")],
+    key="judge_sessions",
+)
 model = st.text_input(
     "Judge model (id or display name)", value="claude-sonnet-4-5", key="judge_model"
 )
@@ -51,20 +53,10 @@ try:
 except ValueError as error:
     st.error(f"Steps: {error}.")
     st.stop()
-estimate = estimate_run(units, votes, model)
+estimate = analysis.estimate_run(units, votes, model)
 
 
-def dollars(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
-
-
-st.caption(
-    f"{estimate.units} {unit}s x {votes} votes = {estimate.requests} requests, about "
-    f"{estimate.input_tokens:,} input and {estimate.output_tokens:,} output tokens; cost "
-    f"{dollars(estimate.cost_usd)} ({dollars(estimate.cost_cached_usd)} with prompt caching). "
-    f"Assumes about {CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output "
-    "tokens a vote. Cached votes are not asked again."
-)
+st.caption(estimate.in_words(unit, votes))
 
 secret_key = st.secrets.get("ANTHROPIC_API_KEY") if st.secrets.load_if_toml_exists() else None
 api_key = secret_key or os.environ.get("ANTHROPIC_API_KEY")
@@ -97,6 +89,6 @@ elif st.button("Run the judge", disabled=not units, key="judge_run"):
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:
-    chart = ablation_chart(ablation_table(judged))
+    chart = analysis.ablation_chart(analysis.ablation_table(judged))
     st.altair_chart(chart)
     chart_downloads(chart, "ablation")

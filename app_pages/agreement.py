@@ -4,7 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import chart_downloads, disagreement_panel, open_page, study_source
+from workbench_ui import chart_downloads, disagreement_panel, open_page, show_table, study_source
 
 st.title("Agreement")
 view = study_source()
@@ -19,21 +19,27 @@ columns[3].metric("AI-adjudicated", counts.ai_adjudicated)
 columns[4].metric("Still open", counts.open)
 
 SECTIONS = [
-    ("1 · Raw agreement", analysis.raw_agreement_chart, tables.raw_agreement),
-    ("2 · Causes", analysis.causes_chart, tables.causes),
-    ("3 · Adjudication load", analysis.adjudication_load_chart, tables.adjudication_load),
-    ("4 · AI adjudicator's side", analysis.ai_sides_chart, tables.ai_sides),
-    ("5 · Before / after", analysis.before_after_chart, tables.before_after),
+    ("1 · Raw agreement", [analysis.raw_agreement_chart], tables.raw_agreement),
+    ("2 · Causes", [analysis.causes_chart], tables.causes),
+    ("3 · Adjudication load", [analysis.adjudication_load_chart], tables.adjudication_load),
+    (
+        "4 · AI adjudicator's side",
+        [analysis.ai_sides_chart, analysis.followed_rule_chart],
+        tables.ai_sides,
+    ),
+    ("5 · Before / after", [analysis.before_after_chart], tables.before_after),
 ]
-for tab, (title, chart, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIONS, strict=True):
+for tab, (title, charts, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIONS, strict=True):
     with tab:
         if table.is_empty():
             st.info("Nothing to show yet: no human and council labels, or no decisions.")
             continue
-        drawn = chart(table)
-        st.altair_chart(drawn, width="stretch")
-        chart_downloads(drawn, title.split(" · ")[1])
-        st.dataframe(table, hide_index=True)
+        for number, chart in enumerate(charts):
+            drawn = chart(table)
+            st.altair_chart(drawn, width="stretch")
+            name = title.split(" · ")[1] + (f" {number + 1}" if len(charts) > 1 else "")
+            chart_downloads(drawn, name)
+        show_table(table)
 
 st.download_button(
     "Download these tables as a report (HTML)",
@@ -49,51 +55,26 @@ st.download_button(
 st.header("Pairwise agreement")
 by = st.radio("Compare", ["rater", "kind"], horizontal=True, key="agreement_by")
 report = view.agreement("kind" if by == "kind" else "rater")
-pairs = pl.DataFrame(
-    [
-        {
-            "field": name,
-            "rater_a": pair.rater_a,
-            "rater_b": pair.rater_b,
-            "n": pair.n,
-            "agreement": pair.agreement,
-            "kappa": pair.kappa,
-            "kappa 95% CI": ""
-            if pair.kappa_ci is None
-            else "{:.3f} to {:.3f}".format(*pair.kappa_ci),
-            "weights": pair.weights or "",
-        }
-        for name, field in report.fields.items()
-        for pair in field.pairs
-    ]
+pairs = report.pairs_frame()
+shown_field = st.selectbox(
+    "Kappa intervals for", [*report.fields, "every field"], key="kappa_field"
 )
-picked = st.dataframe(
-    pairs, hide_index=True, on_select="rerun", selection_mode="single-row", key="pair_table"
+drawn = analysis.kappa_intervals_chart(
+    pairs if shown_field == "every field" else pairs.filter(pl.col("field") == shown_field)
 )
+st.altair_chart(drawn, width="stretch")
+chart_downloads(drawn, "kappa intervals")
+picked = show_table(pairs, on_select="rerun", selection_mode="single-row", key="pair_table")
 if picked.selection.rows:
     row = pairs.row(picked.selection.rows[0], named=True)
-    pair = next(
-        p
-        for p in report.fields[row["field"]].pairs
-        if (p.rater_a, p.rater_b) == (row["rater_a"], row["rater_b"])
-    )
+    pair = report.pair(row["field"], row["rater_a"], row["rater_b"])
     st.caption(f"Confusion matrix: rows {pair.rater_a}, columns {pair.rater_b}")
     confusion = pl.DataFrame(pair.confusion, schema=pair.values, orient="row")
     st.dataframe(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)), hide_index=True)
-council = [
-    {
-        "field": name,
-        **field.council.model_dump(exclude={"stage1", "chairman_vs_majority"}),
-        "chairman = stage-1 majority": None
-        if field.council.chairman_vs_majority is None
-        else field.council.chairman_vs_majority.agreement,
-    }
-    for name, field in report.fields.items()
-    if field.council is not None
-]
-if council:
+council = report.council_frame()
+if not council.is_empty():
     st.caption("Inside the council: stage-1 judges among themselves, and the chairman")
-    st.dataframe(council, hide_index=True)
+    show_table(council)
 
 st.header("Disagreements")
 reconciled = tables.reconciled.filter(~pl.col("agree"))
@@ -118,9 +99,7 @@ shown = reconciled.filter(
     "followed_rule",
 )
 st.caption(f"{shown.height} of {reconciled.height} disagreements")
-chosen = st.dataframe(
-    shown, hide_index=True, on_select="rerun", selection_mode="single-row", key="dis_table"
-)
+chosen = show_table(shown, on_select="rerun", selection_mode="single-row", key="dis_table")
 if chosen.selection.rows:
     item_id, field = shown.row(chosen.selection.rows[0])[:2]
     row = reconciled.filter((pl.col("item_id") == item_id) & (pl.col("field") == field)).row(

@@ -4,18 +4,24 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import disagreement_panel, study_source
+from workbench_ui import disagreement_panel, inert, study_source
 
 st.title("Adjudicate")
 view = study_source()
-reconciled = view.reconciled().filter(~pl.col("agree"))
-open_rows = reconciled.filter(pl.col("adjudicator_kind").is_null())
+reconciled = view.tables().reconciled.filter(~pl.col("agree")).sort("item_id", "field")
+open_rows = analysis.still_open(reconciled)
 st.caption(f"{open_rows.height} of {reconciled.height} disagreements still open")
+
+saved_message = st.session_state.pop("adjudicate_saved", None)
+if saved_message:
+    st.success(inert(saved_message), icon=":material/check_circle:")
 
 review = st.toggle("Review decided disagreements too", key="review_decided")
 queue = reconciled if review else open_rows
 wanted = (st.query_params.get("item", ""), st.query_params.get("field", ""))
 match = reconciled.filter((pl.col("item_id") == wanted[0]) & (pl.col("field") == wanted[1]))
+if wanted[0] and not match.height:
+    st.warning(inert(f"No disagreement {wanted[0]} · {wanted[1]} in these labels."))
 if match.height:
     row = match.row(0, named=True)
 elif queue.height:
@@ -23,6 +29,16 @@ elif queue.height:
 else:
     st.success("Every disagreement has a decision. Turn on review to revisit them.")
     st.stop()
+
+
+def following(item: str, field: str) -> tuple[str, str] | None:
+    """The queue's next disagreement after this one (wrapping round), if any other is left."""
+    keys = list(zip(queue["item_id"].to_list(), queue["field"].to_list(), strict=True))
+    later = [key for key in keys if key > (item, field)] + [
+        key for key in keys if key < (item, field)
+    ]
+    return later[0] if later else None
+
 
 # The form must save to the disagreement it showed, even if another tab decided it meanwhile.
 st.query_params["item"], st.query_params["field"] = row["item_id"], row["field"]
@@ -53,7 +69,20 @@ with st.form("decision", clear_on_submit=True):
         key="decision_cause",
     )
     note = st.text_area("Note", height=80, key="decision_note")
-    saved = st.form_submit_button("Save decision")
+    saved = st.form_submit_button("Save decision", key="save_decision")
+
+next_key = following(row["item_id"], row["field"])
+if next_key is not None and st.button("Skip to the next one", key="skip_decision"):
+    st.query_params["item"], st.query_params["field"] = next_key
+    st.rerun()
+
+history = analysis.decision_history(view.study, view.store, row["item_id"], row["field"])
+with st.expander(f"History of this disagreement ({history.height} decisions)"):
+    if history.is_empty():
+        st.caption("No one has decided it yet.")
+    else:
+        st.dataframe(history, hide_index=True)
+
 if saved:
     if not who.strip():
         st.error("Name the adjudicator before saving.")
@@ -71,6 +100,13 @@ if saved:
             note=note,
         )
     )
-    st.toast(f"Saved: {row['item_id']} {row['field']} → {side}")
-    st.query_params.clear()
+    left = open_rows.height - (0 if row["adjudicator"] else 1)
+    st.session_state["adjudicate_saved"] = (
+        f"Saved: {row['item_id']} · {row['field']} → {side} ({row[side]}). "
+        + (f"{left} still open; the next one is below." if left else "None left open.")
+    )
+    if next_key is None:
+        st.query_params.clear()
+    else:
+        st.query_params["item"], st.query_params["field"] = next_key
     st.rerun()
