@@ -18,9 +18,8 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis._render import JudgeInput
-from analysis._steps import Step
-from analysis._views import step_to_open
+from analysis.render import JudgeInput, Step
+from analysis.views import step_to_open
 
 if TYPE_CHECKING:
     import altair as alt

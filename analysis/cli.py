@@ -13,23 +13,23 @@ import click
 import polars as pl
 from tqdm import tqdm
 
-from ._agreement import AgreementReport, agreement_report
-from ._catalogs import load_live_dump
-from ._cost import RunEstimate, RunStats, dollars, estimate_run
-from ._judgments import load_judgments, merge_judgments
-from ._labels import LabelError, read_config
-from ._lint import lint as lint_sessions
-from ._loader import load
-from ._models import LoadResult, ToolCatalog, TurnJudgment
-from ._otlp import export_counts, export_otlp_json
-from ._reconcile import AdjudicationStore, Study, default_store_path, load_study
-from ._render import CONDITIONS, DEFAULT_STEP_CHARS, RenderOptions, judge_inputs
-from ._report import IngestReport, ingest_report
-from ._sanitize import DEFAULT_MAX_CHARS
-from ._send import SendPreview, prepare, send
-from ._steps import parse_step_selection
-from ._study_tables import TABLES, StudyTables, study_tables
-from ._views import turn_scores
+from analysis.catalog._menus import load_live_dump
+from analysis.export._otlp import export_counts, export_otlp_json
+from analysis.export._sanitize import DEFAULT_MAX_CHARS
+from analysis.export._send import SendPreview, prepare, send
+from analysis.ingest._loader import load
+from analysis.ingest._report import IngestReport, ingest_report
+from analysis.judge._cost import RunEstimate, RunStats, dollars, estimate_run
+from analysis.judge._results import load_judgments, merge_judgments
+from analysis.lint._findings import lint as lint_sessions
+from analysis.models import LoadResult, ToolCatalog, TurnJudgment
+from analysis.render._judge_input import CONDITIONS, DEFAULT_STEP_CHARS, RenderOptions, judge_inputs
+from analysis.render._steps import parse_step_selection
+from analysis.study._agreement import AgreementReport, agreement_report
+from analysis.study._labels import LabelError, read_config
+from analysis.study._reconcile import AdjudicationStore, Study, default_store_path, load_study
+from analysis.study._tables import TABLES, StudyTables, study_tables
+from analysis.views._tables import turn_scores
 
 EXIT_NOTHING_LOADED = 2
 
@@ -347,7 +347,11 @@ def judge(
     Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option, the
     estimate above --max-cost, or the judge cannot start (key, model).
     """
-    from ._judge import JudgeConfig, JudgeError, judge_rendered  # the SDK is slow to import
+    from analysis.judge._chainpoll import (
+        JudgeConfig,
+        JudgeError,
+        judge_rendered,
+    )  # the SDK is slow to import
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")
@@ -602,8 +606,8 @@ def adjudicate(
     db: str | None,
 ) -> None:
     """Let the AI adjudicator apply the rules to every disagreement no one has decided."""
-    from ._adjudicator import adjudicate_open  # the SDK is slow to import
-    from ._judge import JudgeConfig, JudgeError
+    from analysis.judge._chainpoll import JudgeConfig, JudgeError
+    from analysis.study._adjudicator import adjudicate_open  # the SDK is slow to import
 
     study = _study_or_exit(labels, config)
     store = _store_for(labels, db)
@@ -655,7 +659,7 @@ def report(
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
-    from ._html_report import build_report, study_sections  # Altair, vl-convert: on use
+    from analysis.report._html import build_report, study_sections  # Altair, vl-convert: on use
 
     result = _load_or_exit(paths)
     judged = merge_judgments(result.judgments, _judgments_or_exit(judgments))

@@ -4,9 +4,9 @@ trace-time catalog; an OpenAI-format session is compared with its own catalog on
 import streamlit as st
 
 import analysis
-from analysis._models import ToolCatalog
-from analysis._otlp import chat_attributes
-from analysis._usage import MENU_NAMES, menu_comparison
+from analysis.export import chat_attributes
+from analysis.models import ToolCatalog
+from analysis.views import MENU_NAMES, menu_comparison
 from workbench_ui import chosen_session_and_turn, data_source
 
 st.title("Catalog")

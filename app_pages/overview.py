@@ -4,8 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis._charts import score_distribution_chart
-from analysis._views import session_overview
+from analysis.views import score_distribution_chart, session_overview
 from workbench_ui import chart_downloads, data_source, issues_panel, open_page
 
 st.title("Sessions")

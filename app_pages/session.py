@@ -3,8 +3,7 @@
 import polars as pl
 import streamlit as st
 
-from analysis._charts import step_scores_chart
-from analysis._views import step_table, turn_table
+from analysis.views import step_scores_chart, step_table, turn_table
 from workbench_ui import chart_downloads, chosen_session, data_source, open_page, open_step
 
 st.title("Session")

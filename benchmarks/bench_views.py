@@ -18,8 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 import analysis
-from analysis._models import AssistantMessage, Session, ToolCall, Turn, TurnJudgment, Vote
-from analysis._views import session_overview, turn_table
+from analysis.models import AssistantMessage, Session, ToolCall, Turn, TurnJudgment, Vote
+from analysis.views import session_overview, turn_table
 
 
 def workspace(

@@ -1,6 +1,6 @@
 """Reconstruct Claude Code's built-in tools, version by version, from its published npm packages.
 
-Writes ``analysis/data/claude_code_tools.json`` (read by ``analysis._builtin_tools``): every
+Writes ``analysis/data/claude_code_tools.json`` (read by ``analysis.catalog``): every
 examined version with the tools it offered, and for each tool name the definitions it had,
 each with the inclusive range of examined versions it held in (``until`` null: still
 current), its input JSON Schema and Claude Code's own description of it.

@@ -14,10 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import analysis
-from analysis._judge import RUBRIC_VERSION, judgment
-from analysis._models import TurnJudgment, Vote
-from analysis._render import CONDITIONS, JudgeInput, render_step
-from analysis._steps import turn_steps
+from analysis.judge import RUBRIC_VERSION, judgment
+from analysis.models import TurnJudgment, Vote
+from analysis.render import CONDITIONS, JudgeInput, render_step, turn_steps
 
 OUT = Path(__file__).resolve().parents[1] / "sample_data" / "judgments"
 MODEL = "illustrative (not a live model)"

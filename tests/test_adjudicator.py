@@ -13,8 +13,7 @@ import polars as pl
 import pytest
 from fake_anthropic import API_KEY, FakeAnthropic
 
-from analysis._reconcile import AdjudicationStore, comparisons, load_study, reconcile
-from analysis._study_tables import study_tables
+from analysis.study import AdjudicationStore, comparisons, load_study, reconcile, study_tables
 
 STUDY = Path(__file__).resolve().parents[1] / "sample_data" / "council_vs_human"
 TRANSCRIBED = "cvh-059"  # has a transcript with 2 repeated calls

@@ -12,8 +12,14 @@ import polars as pl
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from analysis._agreement import agreement_report, pair_agreement
-from analysis._labels import FieldSpec, LabelConfig, default_config, read_labels
+from analysis.study import (
+    FieldSpec,
+    LabelConfig,
+    agreement_report,
+    default_config,
+    pair_agreement,
+    read_labels,
+)
 
 MT_BENCH = Path("llmbar/MT-Bench/evaluators/GPT-4/Vanilla_NoRules")
 

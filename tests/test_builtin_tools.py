@@ -1,5 +1,5 @@
 """Claude Code's built-in tools by version: the extractor on real package excerpts, and the data
-it wrote read back through ``analysis._builtin_tools``."""
+it wrote read back through ``analysis.catalog``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis._builtin_tools import (
+from analysis.catalog import (
     builtin_tool_versions,
     examined_versions,
     version_key,

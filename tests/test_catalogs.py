@@ -7,7 +7,7 @@ import json
 from records import SESSION, assistant, text, tool_use, user
 
 import analysis
-from analysis._catalogs import baseline_catalog, catalog_for_turn, load_live_dump, merge_catalogs
+from analysis.catalog import baseline_catalog, catalog_for_turn, load_live_dump, merge_catalogs
 
 CORE = [
     "Read",

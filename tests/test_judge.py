@@ -9,8 +9,8 @@ import pytest
 from fake_anthropic import API_KEY, FakeAnthropic, prompt_of
 
 import analysis
-from analysis._judge import JudgeConfig, JudgeError, judge_rendered
-from analysis._render import render_turn
+from analysis.judge import JudgeConfig, JudgeError, judge_rendered
+from analysis.render import render_turn
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
 
@@ -268,7 +268,7 @@ def test_a_model_the_messages_api_does_not_know_leaves_turns_unscored(fake, tmp_
 
 
 def test_default_cache_honours_xdg_cache_home(tmp_path, monkeypatch):
-    from analysis._judge import default_cache_dir
+    from analysis.judge import default_cache_dir
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "tsq-workbench"

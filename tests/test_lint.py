@@ -11,8 +11,8 @@ import pytest
 from records import assistant, text, tool_use, user
 
 import analysis
-from analysis._lint import findings_for_step, lint
-from analysis._models import (
+from analysis.lint import findings_for_step, lint
+from analysis.models import (
     AssistantMessage,
     Session,
     ToolCall,
@@ -22,7 +22,7 @@ from analysis._models import (
     TurnJudgment,
     Vote,
 )
-from analysis._steps import Step, turn_steps
+from analysis.render import Step, turn_steps
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
 
@@ -196,7 +196,7 @@ def test_cli_lint_json_contract(tmp_path):
 
 
 def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_path, bad_choices):
-    from analysis._judgments import ExternalColumns, load_judgments
+    from analysis.judge import ExternalColumns, load_judgments
 
     export = tmp_path / "platform.csv"
     export.write_text(
@@ -210,8 +210,8 @@ def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_pat
 
 
 def test_context_findings_agree_with_the_rendered_prior_context(corpus):
-    from analysis._lint import is_context_dependent
-    from analysis._render import RenderOptions, render_turn
+    from analysis.lint import is_context_dependent
+    from analysis.render import RenderOptions, render_turn
 
     sessions = analysis.load([corpus / "tau-bench"]).sessions[:40]
     options = RenderOptions(context_chars=600)
@@ -656,7 +656,7 @@ def _votes(*verdicts, discarded=0):
 
 
 def test_votes_in_words_name_and_quote_the_dissent():
-    from analysis._lint import votes_in_words
+    from analysis.lint import votes_in_words
 
     assert votes_in_words(_votes("incorrect", "incorrect", "incorrect")) == (
         "0 of 3 judges said correct."

@@ -266,7 +266,7 @@ def test_a_judgments_file_of_one_line_loads(tmp_path):
 
 
 def test_inside_root_resolves_links_and_dots(tmp_path):
-    from analysis._loader import inside_root
+    from analysis.ingest import inside_root
 
     root = tmp_path / "root"
     (root / "projects").mkdir(parents=True)

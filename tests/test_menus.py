@@ -88,7 +88,7 @@ def test_a_called_mcp_tool_is_on_the_menu_as_observed(tmp_path):
 def test_a_version_between_examined_ones_says_which_it_used(claude_code_sessions):
     session = claude_code_sessions["short.jsonl"]
     turn = session.turns[0]
-    used = analysis._builtin_tools.nearest_examined(turn.agent_version)
+    used = analysis.catalog.nearest_examined(turn.agent_version)
     choice = analysis.catalog_for_turn(session, turn)
     assert turn.agent_version == "2.1.38"
     assert f"Claude Code {used}'s built-in tools" in choice.note

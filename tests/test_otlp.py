@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 import analysis
-from analysis._otlp import export_otlp_json, export_request
+from analysis.export import export_otlp_json, export_request
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
 

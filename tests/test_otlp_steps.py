@@ -13,8 +13,8 @@ import pytest
 
 import analysis
 from analysis import render_step, turn_steps
-from analysis._models import TurnJudgment, Vote
-from analysis._otlp import export_otlp_json
+from analysis.export import export_otlp_json
+from analysis.models import TurnJudgment, Vote
 
 SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs" / "otel-genai"
 SPOTTER = "claude-code/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import analysis
-from analysis._render import RenderOptions, render_call, render_turn
+from analysis.render import RenderOptions, render_call, render_turn
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from analysis import (
     render_call,
     turn_steps,
 )
-from analysis._review import ablation_steps, ambiguous_steps, worst_steps
+from analysis.views import ablation_steps, ambiguous_steps, worst_steps
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
 RICH = "5eed0000-0000-4000-8000-000000000002"

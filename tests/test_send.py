@@ -13,7 +13,7 @@ from otlp_receiver import Receiver
 from records import SESSION, assistant, result, text, tool_use, user
 
 import analysis
-from analysis._sanitize import Sanitizer
+from analysis.export import Sanitizer
 
 # Each planted secret must never reach the receiver, in any field.
 PLANTED = {
@@ -250,7 +250,7 @@ def test_connection_refused_and_partial_delivery(write_jsonl, tmp_path):
 def test_subagents_are_sent_sanitized_under_their_spawning_call():
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    from analysis._send import prepare
+    from analysis.export import prepare
 
     corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "claude-code" / "spotter"
     (session,) = analysis.load([corpus / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"]).sessions

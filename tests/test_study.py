@@ -13,19 +13,22 @@ import polars as pl
 import pytest
 import records as r
 
-from analysis._labels import HigherScore, HumanUnlessRedundant, PreferSide, default_config
-from analysis._reconcile import (
+from analysis.study import (
     AdjudicationStore,
     Decision,
+    HigherScore,
+    HumanUnlessRedundant,
+    PreferSide,
     comparisons,
     decision_history,
+    default_config,
     load_study,
     open_disagreements,
     propose,
     redundant_counts,
+    study_tables,
     suggest_cause,
 )
-from analysis._study_tables import study_tables
 
 STUDY = Path(__file__).resolve().parents[1] / "sample_data" / "council_vs_human"
 

@@ -10,19 +10,17 @@ import polars as pl
 import pytest
 
 import analysis
-from analysis._charts import (
+from analysis.lint import Finding
+from analysis.models import TurnJudgment, Vote
+from analysis.views import (
     ablation_chart,
-    score_distribution_chart,
-    step_scores_chart,
-    turn_scores_chart,
-)
-from analysis._lint import Finding
-from analysis._models import TurnJudgment, Vote
-from analysis._views import (
     ablation_table,
+    score_distribution_chart,
     session_overview,
+    step_scores_chart,
     step_table,
     step_to_open,
+    turn_scores_chart,
     turn_table,
 )
 
@@ -310,8 +308,8 @@ def test_a_link_opens_its_step_or_says_why_not(loaded):
 
 
 def test_menu_comparison_marks_each_menu_as_sets_say(loaded):
-    from analysis._models import ToolCatalog, ToolDef
-    from analysis._usage import menu_comparison
+    from analysis.models import ToolCatalog, ToolDef
+    from analysis.views import menu_comparison
 
     result, _ = loaded
     session = next(s for s in result.sessions if s.session_id == BAD)

@@ -1,0 +1,21 @@
+"""The tool menus an agent had: the baseline, Claude Code's versioned built-ins, live dumps, and
+the menu each turn is judged against."""
+
+from ._live import (
+    catalog_from_entries as catalog_from_entries,
+)
+from ._menus import (
+    MergeReport as MergeReport,
+    TurnCatalog as TurnCatalog,
+    baseline_catalog as baseline_catalog,
+    catalog_for_turn as catalog_for_turn,
+    live_dump_from_bytes as live_dump_from_bytes,
+    load_live_dump as load_live_dump,
+    merge_catalogs as merge_catalogs,
+)
+from ._versions import (
+    builtin_tool_versions as builtin_tool_versions,
+    examined_versions as examined_versions,
+    nearest_examined as nearest_examined,
+    version_key as version_key,
+)

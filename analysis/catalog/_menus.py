@@ -1,0 +1,272 @@
+"""Which tool menu a turn is judged against: trace-time, or the baseline merged with a live dump.
+
+A judge can only say a tool was the wrong choice if it sees the alternatives. The most
+truthful menu is the one the input itself carries (trace time); a session that carries none
+is judged against the curated baseline, merged with the live dump the agent wrote at send
+time when there is one, and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from itertools import chain
+from pathlib import Path
+from typing import Any, cast
+
+from pydantic import BaseModel, Field
+
+from analysis.catalog._live import catalog_from_bytes, catalog_from_document, read_catalog_file
+from analysis.catalog._versions import BuiltinTool, builtin_tool_versions
+from analysis.models import CatalogBasis, ParseIssue, Session, ToolCatalog, ToolDef, Turn
+
+
+@cache
+def _baseline_document() -> object:
+    return json.loads(
+        resources.files("analysis").joinpath("data/baseline_catalog.json").read_text()
+    )
+
+
+def baseline_catalog() -> ToolCatalog:
+    """The curated core tools, with descriptions written for a judge (kept as data)."""
+    issues: list[ParseIssue] = []
+    return catalog_from_document(_baseline_document(), "baseline", "baseline", issues)
+
+
+def load_live_dump(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """Read the catalog an agent dumped at send time.
+
+    The file is a JSON list of ``{"name", "description", "input_schema" | "parameters"}``
+    (MCP tools named ``mcp__server__tool``), or ``{"captured_at": ISO time, "tools": [...]}``.
+    """
+    return read_catalog_file(path, "live")
+
+
+def live_dump_from_bytes(data: bytes, name: str) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """The same, from an upload's bytes."""
+    return catalog_from_bytes(data, name, "live")
+
+
+class MergeReport(BaseModel):
+    """What merging a live dump on top of the baseline did."""
+
+    added: list[str] = Field(default_factory=list)
+    """Tools only the live dump has (MCP tools, newer built-ins)."""
+    collided: list[str] = Field(default_factory=list)
+    """Tools in both; the baseline definition was kept."""
+    overridden: list[str] = Field(default_factory=list)
+    """Collisions whose live description or parameters differed and were set aside."""
+
+
+def merge_catalogs(baseline: ToolCatalog, live: ToolCatalog) -> tuple[ToolCatalog, MergeReport]:
+    """The baseline plus every live tool it lacks; on a name collision the baseline wins."""
+    report = MergeReport()
+    tools: list[ToolDef] = list(baseline.tools)
+    known = {tool.name: tool for tool in baseline.tools}
+    for tool in live.tools:
+        kept = known.get(tool.name)
+        if kept is None:
+            tools.append(tool)
+            known[tool.name] = tool
+            report.added.append(tool.name)
+            continue
+        report.collided.append(tool.name)
+        if (kept.description, kept.parameters) != (tool.description, tool.parameters):
+            report.overridden.append(tool.name)
+    merged = ToolCatalog(
+        tools=tools, source=f"{baseline.source} + {live.source}", captured_at=live.captured_at
+    )
+    return merged, report
+
+
+class TurnCatalog(BaseModel):
+    """The catalog a turn is judged against, where it came from and when it was captured."""
+
+    catalog: ToolCatalog
+    basis: CatalogBasis
+    captured_at: datetime | None = None
+    note: str
+
+
+def catalog_for_turn(session: Session, turn: Turn, live: ToolCatalog | None = None) -> TurnCatalog:
+    """The menu a turn is judged against, in order of preference: the catalog the input
+    carried at that turn; for a Claude Code session, the built-in tools of the version that
+    wrote the turn, merged with ``live`` and the tools the session was seen calling; else the
+    curated baseline, merged with ``live``."""
+    traced = session.catalog_for(turn)
+    if traced is not None:
+        return TurnCatalog(
+            catalog=traced,
+            basis=traced.exported_basis or "trace",
+            captured_at=traced.captured_at,
+            note=f"the catalog the input carried ({traced.source})",
+        )
+    version = turn.agent_version or session.agent_version
+    if session.format.startswith("claude-code") and version:
+        rebuilt = _version_menu(session, version, live)
+        if rebuilt is not None:
+            return rebuilt
+    baseline = baseline_catalog()
+    if live is None:
+        return TurnCatalog(
+            catalog=baseline,
+            basis="baseline",
+            note="the session carries no catalog: judged against the curated baseline",
+        )
+    merged, report = merge_catalogs(baseline, live)
+    return TurnCatalog(
+        catalog=merged,
+        basis="baseline+live",
+        captured_at=live.captured_at,
+        note=(
+            "the session carries no catalog: judged against the baseline merged with the "
+            f"live dump from send time ({len(report.added)} tools added, "
+            f"{len(report.collided)} collisions kept from the baseline)"
+        ),
+    )
+
+
+@cache
+def judge_descriptions() -> dict[str, str]:
+    """Descriptions written for a judge of the built-in tools beyond the baseline's ten."""
+    document = json.loads(
+        resources.files("analysis").joinpath("data/judge_descriptions.json").read_text()
+    )
+    tools: dict[str, str] = document["tools"]
+    return tools
+
+
+def _builtin_def(tool: BuiltinTool) -> ToolDef:
+    """A built-in as the judge sees it: the baseline's definition where it has one (the seed's
+    rule: the curated definition wins), else the judge's description and Claude Code's schema;
+    Claude Code's own text and the versions it held in go beside it."""
+    name = tool.definition.name
+    curated = baseline_catalog().get(name)
+    return ToolDef(
+        name=name,
+        description=(
+            curated.description
+            if curated
+            else judge_descriptions().get(name, tool.claude_code_description)
+        ),
+        parameters=curated.parameters if curated else tool.definition.parameters,
+        provenance="baseline" if curated else "version",
+        since=tool.since,
+        until=tool.until,
+        vendor_description=tool.claude_code_description,
+    )
+
+
+def _called_names(session: Session) -> set[str]:
+    return {call.name for call in chain(session.tool_calls(), session.subagent_tool_calls())}
+
+
+def _version_menu(session: Session, version: str, live: ToolCatalog | None) -> TurnCatalog | None:
+    """The built-in tools of ``version`` (the nearest examined at or below it), the live dump,
+    then every tool the session called that neither lists. A built-in that Claude Code turns
+    on only under some settings is there when a judge description exists for it (tools users
+    commonly have) or when the session called it."""
+    builtins, examined = builtin_tool_versions(version)
+    if examined is None:
+        return None
+    called = _called_names(session)
+    kept = [
+        tool
+        for tool in builtins
+        if tool.always_enabled
+        or tool.definition.name in judge_descriptions()
+        or baseline_catalog().get(tool.definition.name) is not None
+        or tool.definition.name in called
+        or called.intersection(tool.aliases)
+    ]
+    menu = ToolCatalog(
+        tools=[_builtin_def(tool) for tool in kept], source=f"Claude Code {examined} built-ins"
+    )
+    where = f"Claude Code {examined}'s built-in tools"
+    if examined != version:
+        where += f" (the nearest known version at or below {version})"
+    basis = "version"
+    captured_at = None
+    if live is not None:
+        menu, _ = merge_catalogs(menu, live)
+        basis += "+live"
+        captured_at = live.captured_at
+        where += " merged with the live dump"
+    aliases = {alias for tool in kept for alias in tool.aliases}
+    observed = observed_tools(session, [*menu.names(), *aliases])
+    if observed:
+        menu = ToolCatalog(tools=[*menu.tools, *observed], source=menu.source)
+        basis += "+observed"
+        where += f", and {len(observed)} tools seen in its calls ({_listed(observed)})"
+    return TurnCatalog(
+        catalog=menu,
+        basis=cast(CatalogBasis, basis),
+        captured_at=captured_at,
+        note=f"the session carries no catalog: judged against {where}",
+    )
+
+
+def _listed(tools: list[ToolDef]) -> str:
+    names = [tool.name for tool in tools]
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
+def _json_type(value: Any) -> str:
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "null")
+
+
+def _inferred_parameters(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A JSON Schema from the arguments of a tool's calls: every name seen, with the type of
+    its first value; those present in every call are required."""
+    properties: dict[str, Any] = {}
+    for arguments in inputs:
+        for name, value in arguments.items():
+            properties.setdefault(name, {"type": _json_type(value)})
+    required = [name for name in properties if all(name in arguments for arguments in inputs)]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _observed_description(name: str) -> str:
+    server, _, tool = name.removeprefix("mcp__").partition("__")
+    if name.startswith("mcp__") and tool:
+        return (
+            f"MCP tool '{tool}' of the '{server}' server. Its definition was not captured: "
+            "known only from this session's calls, so judge it by its name and arguments."
+        )
+    return (
+        "A tool this session called that is not among the agent's built-in tools (a plugin "
+        "or MCP tool). Its definition was not captured: known only from this session's calls."
+    )
+
+
+def observed_tools(session: Session, listed: Iterable[str]) -> list[ToolDef]:
+    """The tools the session called (subagents included) that ``listed`` lacks, in order of
+    first call: named, described as observed, with parameters inferred from the calls."""
+    known = set(listed)
+    inputs: dict[str, list[dict[str, Any]]] = {}
+    for call in chain(session.tool_calls(), session.subagent_tool_calls()):
+        if call.name not in known:
+            inputs.setdefault(call.name, []).append(call.input)
+    return [
+        ToolDef(
+            name=name,
+            description=_observed_description(name),
+            parameters=_inferred_parameters(calls),
+            provenance="observed",
+        )
+        for name, calls in inputs.items()
+    ]

@@ -1,0 +1,13 @@
+"""OTel GenAI / Pydantic AI spans, secret removal, and sending to an OTLP endpoint."""
+
+from ._otlp import (
+    chat_attributes as chat_attributes,
+    export_otlp_json as export_otlp_json,
+    export_request as export_request,
+)
+from ._sanitize import (
+    Sanitizer as Sanitizer,
+)
+from ._send import (
+    prepare as prepare,
+)

@@ -1,0 +1,12 @@
+"""Reading transcripts: format sniffing, JSON lines, Claude Code, OpenAI-format and OTLP files, and
+the ingest report."""
+
+from ._loader import (
+    inside_root as inside_root,
+    load as load,
+    load_catalog as load_catalog,
+)
+from ._report import (
+    IngestReport as IngestReport,
+    ingest_report as ingest_report,
+)

@@ -1,0 +1,413 @@
+"""One entry point for every input: files or folders, sniffed by content, never aborting."""
+
+from __future__ import annotations
+
+import gc
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from analysis.catalog._live import catalog_from_document, looks_like_catalog, read_catalog_file
+from analysis.ingest._claude_code import (
+    SUBAGENTS_DIR,
+    ParsedTranscript,
+    looks_like_claude_code,
+    parse_claude_code,
+)
+from analysis.ingest._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
+from analysis.ingest._jsonio import first_error, iter_json_array, iter_jsonl, read_json_document
+from analysis.ingest._openai import looks_like_trajectory, parse_trajectory
+from analysis.ingest._otlp import looks_like_otlp, parse_otlp
+from analysis.models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
+_SNIFF_LINES = 50
+
+
+def _is_attached_subagent_file(path: Path) -> bool:
+    """``<session>/subagents/agent-x.jsonl`` beside ``<session>.jsonl`` belongs to that session."""
+    folder = path.parent
+    return (
+        folder.name == SUBAGENTS_DIR
+        and path.name.startswith("agent-")
+        and folder.parent.with_suffix(".jsonl").is_file()
+    )
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[ParseIssue]]:
+    """Expand folders recursively into transcript-like files, each with its display name.
+
+    A file reached twice (given, and inside a given folder) is listed once, under the name
+    it was first reached by.
+    """
+    found: dict[Path, tuple[Path, str]] = {}
+    issues: list[ParseIssue] = []
+
+    def add(path: Path, display: str) -> None:
+        found.setdefault(path.resolve(), (path, display))
+
+    for given in paths:
+        path = Path(given).expanduser()
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                relative = child.relative_to(path)
+                if any(part.startswith(".") for part in relative.parts):
+                    continue
+                if (
+                    child.is_file()
+                    and child.suffix in TRANSCRIPT_SUFFIXES
+                    and not _is_attached_subagent_file(child)
+                ):
+                    add(child, str(Path(given) / relative))
+        elif path.is_file():
+            add(path, str(given))
+        else:
+            issues.append(ParseIssue(file=str(given), reason="no such file or folder"))
+    return list(found.values()), issues
+
+
+def _sniff_lines(data: bytes) -> str | None:
+    """``"claude-code"`` or ``"trajectories"`` from the first lines that parse, else None."""
+    for line in _head_lines(data, _SNIFF_LINES):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if looks_like_claude_code(record):
+            return "claude-code"
+        if looks_like_otlp(record):
+            return "otlp"
+        if _looks_like_judgment(record):
+            return "judgments"
+        if looks_like_trajectory(record):
+            return "trajectories"
+    return None
+
+
+def _looks_like_judgment(record: Any) -> bool:
+    """A line of ``tsq judge --out``."""
+    return isinstance(record, dict) and {"rubric_version", "turn_index", "score"} <= record.keys()
+
+
+def _head_lines(data: bytes, count: int) -> Iterator[bytes]:
+    """The first ``count`` non-blank lines, without copying the rest of the file."""
+    start = 0
+    while count > 0 and start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        line = data[start:end]
+        start = end + 1
+        if line.strip():
+            count -= 1
+            yield line
+
+
+def _is_json_document(data: bytes) -> bool:
+    """A whole-file JSON value (array, or a pretty-printed object), as opposed to JSON Lines."""
+    head = data.lstrip()[:1]
+    if head == b"[":
+        return True
+    if head != b"{":
+        return False
+    lines = list(_head_lines(data, 5))
+    if len(lines) == 1:
+        try:
+            return not looks_like_claude_code(orjson.loads(lines[0]))
+        except orjson.JSONDecodeError:
+            return True
+    return not any(_parses_as_object(line) for line in lines)
+
+
+def _parses_as_object(line: bytes) -> bool:
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+class _RepeatedHistory:
+    """Drops, from each Claude Code session, the history an earlier-loaded file already gave.
+
+    ``claude --resume`` and ``--continue`` write the earlier conversation again into the new
+    session's file, with the same ``message.id``s and record ``uuid``s. The first file loaded
+    keeps each model response; a later file drops its copy, and a turn whose opening record
+    was already loaded and that is left with no response of its own.
+    """
+
+    def __init__(self) -> None:
+        self.response_sources: dict[str, str] = {}
+        """``message.id`` -> the file that loaded that response."""
+        self.ask_uuids: set[str] = set()
+
+    def drop_repeats(self, session: dict[str, Any], ask_uuids: list[str | None]) -> None:
+        """``ask_uuids``: the uuid of the user record that opened each of the session's turns."""
+        skipped_from: Counter[str] = Counter()
+        turns: list[dict[str, Any]] = []
+        for turn, ask_uuid in zip(session["turns"], ask_uuids, strict=True):
+            messages = []
+            for message in turn["messages"]:
+                earlier = self.response_sources.get(message["id"])
+                if earlier is None:
+                    messages.append(message)
+                else:
+                    skipped_from[earlier] += 1
+            if not messages and ask_uuid in self.ask_uuids:
+                continue
+            turn["messages"] = messages
+            turn["index"] = len(turns)
+            turns.append(turn)
+        session["turns"] = turns
+        self._remember(session["source"], ask_uuids, turns)
+        if skipped_from:
+            count = skipped_from.total()
+            responses = "model response" if count == 1 else "model responses"
+            reason = (
+                f"{count} {responses} already loaded from {', '.join(skipped_from)} skipped "
+                "(resumed session)"
+            )
+            session["issues"].append(ParseIssue(file=session["source"], reason=reason).model_dump())
+
+    def _remember(
+        self, source: str, ask_uuids: list[str | None], turns: list[dict[str, Any]]
+    ) -> None:
+        self.ask_uuids.update(uuid for uuid in ask_uuids if uuid is not None)
+        for turn in turns:
+            for message in turn["messages"]:
+                self.response_sources[message["id"]] = source
+
+
+def _span(parsed: ParsedTranscript) -> tuple[datetime, datetime]:
+    """When a transcript's conversation began and ended (its first and last turn). A resumed
+    session begins with the history it repeats, so it ties on the start and ends later."""
+    moments = [
+        datetime.fromisoformat(turn["timestamp"])
+        for turn in (parsed.session or {}).get("turns", [])
+        if turn.get("timestamp")
+    ]
+    aware = [m if m.tzinfo else m.replace(tzinfo=UTC) for m in moments]
+    latest = datetime.max.replace(tzinfo=UTC)
+    return min(aware, default=latest), max(aware, default=latest)
+
+
+class _Loader:
+    def __init__(self, max_result_chars: int | None) -> None:
+        self.max_result_chars = max_result_chars
+        self.result = LoadResult()
+        self.catalogs_by_folder: dict[Path, list[ToolCatalog]] = {}
+        self.openai_by_folder: dict[Path, list[Session]] = {}
+        self.history = _RepeatedHistory()
+        self.transcripts: list[tuple[ParsedTranscript, Path]] = []
+        self.file_order: dict[str, int] = {}
+
+    def load_file(self, path: Path, display: str) -> None:
+        self.result.files_read += 1
+        self.file_order.setdefault(display, len(self.file_order))
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            self._issue(display, None, f"cannot be read ({error.strerror})")
+            return
+        if not data.strip():
+            self._issue(display, None, "is empty")
+            return
+        if _is_json_document(data):
+            self._load_json_document(path, display, data)
+        else:
+            self._load_jsonl(path, display, data)
+
+    def _issue(self, file: str, line: int | None, reason: str) -> None:
+        self.result.issues.append(ParseIssue(file=file, line=line, reason=reason))
+
+    def _add_session(self, raw: dict[str, Any], folder: Path) -> None:
+        try:
+            session = Session.model_validate(raw)
+        except ValidationError as error:
+            self._issue(
+                raw.get("source", "?"), None, f"session could not be built ({first_error(error)})"
+            )
+            return
+        self.result.sessions.append(session)
+        if session.format == "openai" and not session.catalogs:
+            self.openai_by_folder.setdefault(folder, []).append(session)
+
+    def _load_jsonl(self, path: Path, display: str, data: bytes) -> None:
+        kind = _sniff_lines(data)
+        if kind == "claude-code":
+            context = self._context(display)
+            parsed = parse_claude_code(path, data, context)
+            self.result.files_read += parsed.subagent_files_read
+            if parsed.session is None:
+                self.result.issues.extend(context.issues)
+                self._issue(display, None, "is a Claude Code transcript with no conversation in it")
+                return
+            self.transcripts.append((parsed, path.parent))
+        elif kind == "otlp":
+            for _line, document in iter_jsonl(data, display, self.result.issues):
+                self._add_otlp(document, display, path)
+        elif kind == "judgments":
+            self._load_judgments(data, display)
+        elif kind == "trajectories":
+            lines = iter_jsonl(data, display, self.result.issues)
+            for position, (line, item) in enumerate(lines):
+                self._add_trajectory(item, display, line, path, position)
+        else:
+            self._not_a_transcript(display)
+
+    def _context(self, display: str) -> ParseContext:
+        return ParseContext(display, [], self.max_result_chars)
+
+    def _add_trajectory(
+        self, item: Any, display: str, line: int, path: Path, position: int
+    ) -> None:
+        context = self._context(display)
+        raw = parse_trajectory(item, line, path.stem, position, context)
+        if raw is None:
+            self.result.issues.extend(context.issues)
+            return
+        raw["issues"] = [issue.model_dump() for issue in context.issues]
+        self._add_session(raw, path.parent)
+
+    def _load_judgments(self, data: bytes, display: str) -> None:
+        for line, record in iter_jsonl(data, display, self.result.issues):
+            try:
+                self.result.judgments.append(TurnJudgment.model_validate(record))
+            except ValidationError as error:
+                self._issue(display, line, f"not a judgment ({first_error(error)})")
+
+    def _add_otlp(self, document: Any, display: str, path: Path) -> None:
+        if not looks_like_otlp(document):
+            self._issue(display, None, "a line that is not an OTLP/JSON document; skipped")
+            return
+        context = self._context(display)
+        sessions, judgments = parse_otlp(document, context)
+        if not sessions:
+            self.result.issues.extend(context.issues)
+            self._issue(display, None, "is an OTLP/JSON document with no spans")
+        for raw in sessions:
+            self._add_session(raw, path.parent)
+        self.result.judgments.extend(judgments)
+
+    def _load_json_document(self, path: Path, display: str, data: bytes) -> None:
+        if data.lstrip()[:1] == b"[":
+            issues: list[ParseIssue] = []
+            items = list(iter_json_array(data, display, issues))
+            self.result.issues.extend(issues)
+            values = [value for _, value in items]
+            if values and looks_like_catalog(values):
+                self._add_catalog(values, display, path.parent)
+            elif values and looks_like_trajectory(values):
+                self._add_trajectory(values, display, items[0][0], path, 0)
+            elif any(looks_like_trajectory(value) for value in values):
+                for position, (line, value) in enumerate(items):
+                    self._add_trajectory(value, display, line, path, position)
+            elif not issues:
+                self._not_a_transcript(display)
+            return
+        document, issues = read_json_document(data, display)
+        self.result.issues.extend(issues)
+        if document is None:
+            return
+        if looks_like_catalog(document):
+            self._add_catalog(document, display, path.parent)
+        elif looks_like_otlp(document):
+            self._add_otlp(document, display, path)
+        elif looks_like_trajectory(document):
+            self._add_trajectory(document, display, 1, path, 0)
+        elif _looks_like_judgment(document):  # a judgments file of one line
+            self._load_judgments(data, display)
+        else:
+            self._not_a_transcript(display)
+
+    def _add_catalog(self, document: Any, display: str, folder: Path) -> None:
+        catalog = catalog_from_document(document, display, "trace", self.result.issues)
+        self.result.catalogs.append(catalog)
+        self.catalogs_by_folder.setdefault(folder, []).append(catalog)
+
+    def _not_a_transcript(self, display: str) -> None:
+        self._issue(
+            display,
+            None,
+            "is not a transcript this workbench reads (Claude Code JSONL, OpenAI-format "
+            "trajectories, OTLP/JSON traces) nor a tool catalog",
+        )
+
+    def add_transcripts(self) -> None:
+        """Claude Code sessions, once every file is read, oldest first: the session that was
+        resumed keeps the history its continuation repeats, whichever file sorts first. The
+        sessions are then listed in file order."""
+        for parsed, folder in sorted(self.transcripts, key=lambda item: _span(item[0])):
+            assert parsed.session is not None
+            self.history.drop_repeats(parsed.session, parsed.ask_uuids)
+            self._add_session(parsed.session, folder)
+        self.result.sessions.sort(key=lambda s: self.file_order.get(s.source, len(self.file_order)))
+
+    def attach_catalogs(self, explicit: ToolCatalog | None) -> None:
+        """Give catalog-less OpenAI-format sessions the explicit catalog, or the one beside them."""
+        for folder, sessions in self.openai_by_folder.items():
+            beside = self.catalogs_by_folder.get(folder, [])
+            catalog = explicit or (beside[0] if len(beside) == 1 else None)
+            for session in sessions:
+                if catalog is not None:
+                    session.attach_catalog(catalog)
+
+
+def inside_root(path: str | Path, root: str | Path) -> bool:
+    """Whether ``path`` is ``root`` or lies under it, once both are resolved.
+
+    ``~`` is expanded and symlinks and ``..`` are resolved first, so a link inside ``root``
+    that points outside it is outside. Neither path needs to exist.
+    """
+    resolved = Path(path).expanduser().resolve()
+    base = Path(root).expanduser().resolve()
+    return resolved.is_relative_to(base)
+
+
+def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
+    """Read a catalog file (OpenAI function list, Anthropic tool list, or ``{"tools": [...]}``)."""
+    return read_catalog_file(path, "trace")
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Loading allocates millions of acyclic objects that the cyclic collector would rescan."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def load(
+    paths: Iterable[str | Path],
+    catalog: str | Path | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+) -> LoadResult:
+    """Load every transcript under ``paths``; problems become issues, never exceptions.
+
+    OpenAI-format trajectories get the tool catalog found beside them in the same folder,
+    or ``catalog`` when it is given. Tool results longer than ``max_result_chars`` are cut
+    to that length (``ToolResult.truncated_from`` keeps the full length); None keeps them whole.
+    """
+    loader = _Loader(max_result_chars)
+    files, issues = discover(paths)
+    loader.result.issues.extend(issues)
+    explicit = None
+    if catalog is not None:
+        explicit, catalog_issues = load_catalog(catalog)
+        loader.result.issues.extend(catalog_issues)
+        if explicit is not None:
+            loader.result.catalogs.append(explicit)
+    with _cyclic_gc_paused():
+        for path, display in files:
+            loader.load_file(path, display)
+    loader.add_transcripts()
+    loader.attach_catalogs(explicit)
+    return loader.result

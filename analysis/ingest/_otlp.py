@@ -1,0 +1,646 @@
+"""OTLP/JSON traces as sessions: OTel GenAI, Pydantic AI and OpenInference conventions.
+
+Spans are grouped into sessions by conversation id (``gen_ai.conversation.id``, or
+OpenInference's ``session.id``) and into turns by trace. Each chat (LLM) span is one model
+response of its turn, in start order (ties: ``tsq.step.index``, then document order); the
+turn's ask and catalog come from the first. Calls come from each response's output and from
+``execute_tool`` / TOOL spans, which also give their results. An ``invoke_agent`` span under an
+``execute_tool`` span is a subagent spawned by that call: the chat and tool spans under it
+are its own. ``gen_ai.evaluation.result`` events named ``tool_selection_quality`` become
+judgments of the step (chat span) or turn (root ``invoke_agent`` span) they are on. A value
+that should be JSON and is not becomes an issue, and the rest of the span is still used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, get_args
+
+from analysis.catalog._live import tool_def_fields
+from analysis.export._otlp import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
+from analysis.ingest._context import ParseContext
+from analysis.models import CatalogBasis, EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
+from analysis.render._judge_input import EXPANSION_PREFIX, render_call
+
+_OPENINFERENCE_INDEX = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
+_LAST = 1 << 62
+_LABEL_SCORES = {"correct": 1.0, "incorrect": 0.0}
+
+
+def looks_like_otlp(document: Any) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("resourceSpans"), list)
+
+
+def _value(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return None
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        if key in node:
+            return node[key]
+    if "intValue" in node:
+        return _int(node["intValue"])
+    if "arrayValue" in node:
+        return [_value(v) for v in node["arrayValue"].get("values", [])]
+    if "kvlistValue" in node:
+        return {kv["key"]: _value(kv.get("value")) for kv in node["kvlistValue"].get("values", [])}
+    return None
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _attributes(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {
+        a["key"]: _value(a.get("value"))
+        for a in items
+        if isinstance(a, dict) and isinstance(a.get("key"), str)
+    }
+
+
+@dataclass(frozen=True)
+class _Event:
+    name: str
+    attributes: dict[str, Any]
+    time: int
+
+
+class _Span:
+    def __init__(
+        self, raw: dict[str, Any], scope: str, position: int, context: ParseContext
+    ) -> None:
+        self.trace_id = str(raw.get("traceId", ""))
+        self.span_id = str(raw.get("spanId", ""))
+        self.parent_id = str(raw.get("parentSpanId", "") or "")
+        self.name = str(raw.get("name", ""))
+        self.scope = scope
+        self.position = position
+        self.start = _int(raw.get("startTimeUnixNano"))
+        self.attributes = _attributes(raw.get("attributes"))
+        self.events = []
+        events = raw.get("events")
+        for event in events if isinstance(events, list) else []:
+            if not isinstance(event, dict):
+                context.issue(None, f"span {self.span_id}: an event that is not an object; skipped")
+                continue
+            attributes = _attributes(event.get("attributes"))
+            time = _int(event.get("timeUnixNano"))
+            self.events.append(_Event(str(event.get("name", "")), attributes, time))
+
+    @property
+    def operation(self) -> str:
+        operation = self.attributes.get("gen_ai.operation.name")
+        if isinstance(operation, str):
+            return operation
+        kind = self.attributes.get("openinference.span.kind")
+        return {"LLM": "chat", "TOOL": "execute_tool", "AGENT": "invoke_agent"}.get(str(kind), "")
+
+    @property
+    def conversation(self) -> str | None:
+        for key in ("gen_ai.conversation.id", "session.id"):
+            if isinstance(self.attributes.get(key), str):
+                return str(self.attributes[key])
+        return None
+
+    @property
+    def started(self) -> str | None:
+        return _iso(self.start)
+
+
+def _iso(nanos: int) -> str | None:
+    return datetime.fromtimestamp(nanos / 1e9, UTC).isoformat() if nanos else None
+
+
+def _spans(document: dict[str, Any], context: ParseContext) -> list[_Span]:
+    spans: list[_Span] = []
+    for resource in document.get("resourceSpans", []):
+        if not isinstance(resource, dict):
+            continue
+        for scope_spans in resource.get("scopeSpans", []) or resource.get(
+            "instrumentationLibrarySpans", []
+        ):
+            if not isinstance(scope_spans, dict):
+                continue
+            scope = str((scope_spans.get("scope") or {}).get("name", ""))
+            for raw in scope_spans.get("spans", []):
+                if isinstance(raw, dict):
+                    spans.append(_Span(raw, scope, len(spans), context))
+                else:
+                    context.issue(None, "a span that is not an object; skipped")
+    return spans
+
+
+def _json_attribute(span: _Span, key: str, context: ParseContext) -> Any:
+    value = span.attributes.get(key)
+    if value is None or not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as error:
+        context.issue(None, f"span {span.span_id}: {key} is not valid JSON ({error.msg})")
+        return None
+
+
+def _openinference(span: _Span) -> dict[str, dict[int, dict[str, Any]]]:
+    """``llm.input_messages.0.message.role`` style attributes, regrouped by list and index."""
+    grouped: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
+    for key, value in span.attributes.items():
+        match = _OPENINFERENCE_INDEX.match(key)
+        if match:
+            listing, index, field = match.groups()
+            grouped[listing].setdefault(int(index), {})[field] = value
+    return grouped
+
+
+def _catalog(span: _Span, context: ParseContext) -> list[dict[str, Any]] | None:
+    definitions = _json_attribute(span, "gen_ai.tool.definitions", context)
+    entries: list[Any] | None = definitions if isinstance(definitions, list) else None
+    if entries is None:
+        parameters = _json_attribute(span, "model_request_parameters", context)
+        if isinstance(parameters, dict) and isinstance(parameters.get("function_tools"), list):
+            entries = [
+                {**tool, "parameters": tool.get("parameters_json_schema", {})}
+                for tool in parameters["function_tools"]
+                if isinstance(tool, dict)
+            ]
+    if entries is None:
+        tools = _openinference(span).get("tools", {})
+        entries = []
+        for index in sorted(tools):
+            schema = tools[index].get("tool.json_schema")
+            try:
+                entries.append(json.loads(schema) if isinstance(schema, str) else schema)
+            except json.JSONDecodeError as error:
+                context.issue(
+                    None, f"span {span.span_id}: llm.tools.{index} is not valid JSON ({error.msg})"
+                )
+        entries = entries or None
+    if entries is None:
+        return None
+    tools_out = []
+    for entry in entries:
+        fields = tool_def_fields(entry)
+        if fields is None:
+            context.issue(None, f"span {span.span_id}: a tool definition without a name; skipped")
+            continue
+        tools_out.append({**fields, "provenance": "trace"})
+    return tools_out
+
+
+def _text_of_parts(message: dict[str, Any]) -> str:
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        return "\n".join(
+            str(p.get("content", ""))
+            for p in parts
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def _messages(span: _Span, key: str, listing: str, context: ParseContext) -> list[dict[str, Any]]:
+    value = _json_attribute(span, key, context)
+    if isinstance(value, list):
+        return [m for m in value if isinstance(m, dict)]
+    grouped = _openinference(span).get(listing, {})
+    return [
+        {
+            "role": grouped[i].get("message.role"),
+            "content": grouped[i].get("message.content"),
+            "tool_calls": _openinference_calls(grouped[i]),
+        }
+        for i in sorted(grouped)
+    ]
+
+
+def _openinference_calls(fields: dict[str, Any]) -> list[dict[str, Any]]:
+    calls: dict[int, dict[str, Any]] = defaultdict(dict)
+    pattern = re.compile(r"^message\.tool_calls\.(\d+)\.tool_call\.(.+)$")
+    for key, value in fields.items():
+        match = pattern.match(key)
+        if match:
+            calls[int(match.group(1))][match.group(2)] = value
+    return [calls[i] for i in sorted(calls)]
+
+
+def _calls_from_output(
+    messages: list[dict[str, Any]], span: _Span, context: ParseContext
+) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+    for message in messages:
+        for part in message.get("parts") or []:
+            if isinstance(part, dict) and part.get("type") == "tool_call":
+                arguments = part.get("arguments")
+                if isinstance(arguments, str):
+                    try:
+                        arguments = json.loads(arguments)
+                    except json.JSONDecodeError:
+                        context.issue(
+                            None, f"span {span.span_id}: tool call arguments are not valid JSON"
+                        )
+                        arguments = {"_raw": arguments}
+                calls.append(
+                    {
+                        "id": str(part.get("id") or f"{span.span_id}-{len(calls)}"),
+                        "name": str(part.get("name")),
+                        "input": arguments if isinstance(arguments, dict) else {},
+                    }
+                )
+        for raw in message.get("tool_calls") or []:
+            arguments = raw.get("function.arguments")
+            try:
+                parsed = json.loads(arguments) if isinstance(arguments, str) else {}
+            except json.JSONDecodeError:
+                context.issue(None, f"span {span.span_id}: tool call arguments are not valid JSON")
+                parsed = {"_raw": arguments}
+            calls.append(
+                {
+                    "id": str(raw.get("id") or f"{span.span_id}-{len(calls)}"),
+                    "name": str(raw.get("function.name")),
+                    "input": parsed if isinstance(parsed, dict) else {},
+                }
+            )
+    return calls
+
+
+def _ask_of(message: dict[str, Any]) -> tuple[str, str | None]:
+    """The user's words, and a slash command's expansion when our export gave it a part."""
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            str(p.get("content", ""))
+            for p in parts
+            if isinstance(p, dict) and p.get("type") == "text"
+        ]
+        notes = [t for t in texts[1:] if t.startswith(EXPANSION_PREFIX) and t.endswith(")")]
+        if texts and notes:
+            return texts[0], notes[0][len(EXPANSION_PREFIX) : -1]
+    return _text_of_parts(message), None
+
+
+def _strip_rendered_calls(text: str, calls: list[dict[str, Any]]) -> str:
+    """Our own exports end a response's text with its calls rendered (default render
+    options), one a line; take them back out. Text that does not end that way (other
+    producers') is kept as it is."""
+    if not calls:
+        return text
+    rendered = "\n".join(render_call(ToolCall.model_validate(call)) for call in calls)
+    if text == rendered:
+        return ""
+    return text[: -len(rendered) - 1] if text.endswith(f"\n{rendered}") else text
+
+
+def _step_order(span: _Span) -> tuple[int, int, int]:
+    step = span.attributes.get("tsq.step.index")
+    return span.start, step if isinstance(step, int) else _LAST, span.position
+
+
+def _score(attributes: dict[str, Any]) -> float | None:
+    """The event's score from 0 to 1: its value, else its label (correct / incorrect)."""
+    value = attributes.get("gen_ai.evaluation.score.value")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        score: float | None = float(value)
+    else:
+        label = attributes.get("gen_ai.evaluation.score.label")
+        score = _LABEL_SCORES.get(label.lower()) if isinstance(label, str) else None
+    return score if score is not None and 0 <= score <= 1 else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _text(value: Any, default: str) -> str:
+    return value if isinstance(value, str) and value else default
+
+
+@dataclass(frozen=True)
+class _Step:
+    """Where a judged span sits: its turn's step, or the whole turn (``index`` None)."""
+
+    index: int | None = None
+    message_id: str | None = None
+    parent_call_id: str | None = None
+
+
+class _Turn:
+    """One trace rebuilt as a turn: its runs (the turn's own, and each subagent's) as steps."""
+
+    def __init__(
+        self, spans: list[_Span], session_id: str, index: int, context: ParseContext
+    ) -> None:
+        self.session_id, self.index, self.context = session_id, index, context
+        self.by_id = {span.span_id: span for span in spans if span.span_id}
+        self.judgments: list[TurnJudgment] = []
+        self.catalogs: dict[int, list[dict[str, Any]] | None] = {}
+        self.chats: dict[str, list[_Span]] = defaultdict(list)
+        self.tools: dict[str, list[_Span]] = defaultdict(list)
+        self.spawned: dict[str, _Span] = {}
+        self.roots: list[_Span] = []
+        for span in sorted(spans, key=_step_order):
+            self._place(span)
+
+    def _place(self, span: _Span) -> None:
+        if span.operation == "chat":
+            self.chats[self._run_of(span)].append(span)
+        elif span.operation == "execute_tool":
+            self.tools[self._run_of(span)].append(span)
+        elif span.operation == "invoke_agent":
+            spawner = self._spawner(span)
+            if spawner is not None:
+                self.spawned.setdefault(spawner.span_id, span)
+            elif self._run_of(span) == "":
+                self.roots.append(span)
+
+    def _ancestors(self, span: _Span) -> Iterator[_Span]:
+        seen = {span.span_id}
+        parent = self.by_id.get(span.parent_id)
+        while parent is not None and parent.span_id not in seen:
+            seen.add(parent.span_id)
+            yield parent
+            parent = self.by_id.get(parent.parent_id)
+
+    def _spawner(self, agent: _Span) -> _Span | None:
+        """The ``execute_tool`` span an ``invoke_agent`` span runs under, if it is a subagent."""
+        for ancestor in self._ancestors(agent):
+            if ancestor.operation == "execute_tool":
+                return ancestor
+            if ancestor.operation == "invoke_agent":
+                return None
+        return None
+
+    def _run_of(self, span: _Span) -> str:
+        """The span id of the subagent run ``span`` belongs to; "" for the turn's own run."""
+        for ancestor in self._ancestors(span):
+            if ancestor.operation == "invoke_agent" and self._spawner(ancestor) is not None:
+                return ancestor.span_id
+        return ""
+
+    def first_chat(self) -> _Span | None:
+        """The turn's first model response: its ask and menu are the turn's."""
+        return next(iter(self.chats.get("", [])), None)
+
+    def catalog_of(self, span: _Span | None) -> list[dict[str, Any]] | None:
+        """The menu a span carries, read once per span (so a bad one is one issue)."""
+        if span is None:
+            return None
+        if span.position not in self.catalogs:
+            self.catalogs[span.position] = _catalog(span, self.context)
+        return self.catalogs[span.position]
+
+    def messages(self, run: str, parent_call_id: str | None) -> list[dict[str, Any]]:
+        """The responses of one run, in order, with their calls, results and subagents."""
+        chats = self.chats.get(run, [])
+        messages = []
+        for position, span in enumerate(chats):
+            message = self._message(span)
+            messages.append(message)
+            self._judge(span, _Step(position, message["id"], parent_call_id))
+        calls = {call["id"]: call for message in messages for call in message["tool_calls"]}
+        for tool in self.tools.get(run, []):
+            call = self._call(tool, calls, chats, messages)
+            agent = self.spawned.get(tool.span_id)
+            if agent is not None:
+                call["subagent"] = self._subagent(agent, call["id"])
+        return messages
+
+    def _message(self, span: _Span) -> dict[str, Any]:
+        outputs = _messages(span, "gen_ai.output.messages", "output_messages", self.context)
+        calls = _calls_from_output(outputs, span, self.context)
+        text = _strip_rendered_calls("\n".join(_text_of_parts(m) for m in outputs), calls)
+        model = span.attributes.get("gen_ai.request.model") or span.attributes.get("llm.model_name")
+        return {
+            "id": _text(span.attributes.get("gen_ai.response.id"), span.span_id),
+            "model": model if isinstance(model, str) else None,
+            "text": text,
+            "tool_calls": calls,
+            "timestamp": span.started,
+        }
+
+    def _call(
+        self,
+        span: _Span,
+        calls: dict[str, dict[str, Any]],
+        chats: list[_Span],
+        messages: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """The call a tool span ran, with its result: one a response named, or a new one
+        given to the latest response before it (to a response of its own when none was)."""
+        call_id = str(span.attributes.get("gen_ai.tool.call.id") or span.span_id)
+        call = calls.get(call_id)
+        if call is None:
+            arguments = _json_attribute(span, "gen_ai.tool.call.arguments", self.context)
+            call = {
+                "id": call_id,
+                "name": str(span.attributes.get("gen_ai.tool.name") or span.name),
+                "input": arguments if isinstance(arguments, dict) else {},
+            }
+            calls[call_id] = call
+            if not messages:
+                messages.append({"id": f"{span.trace_id}-0", "tool_calls": []})
+            before = [i for i, chat in enumerate(chats) if chat.start <= span.start]
+            messages[before[-1] if before else 0]["tool_calls"].append(call)
+        result = span.attributes.get("gen_ai.tool.call.result", span.attributes.get("output.value"))
+        if result is not None:
+            call["result"] = self.context.tool_result(
+                result if isinstance(result, str) else json.dumps(result),
+                span.attributes.get("tsq.tool.call.is_error") is True,
+            )
+            cut = span.attributes.get("tsq.tool.call.result.truncated_from")
+            if isinstance(cut, int) and "truncated_from" not in call["result"]:
+                call["result"]["truncated_from"] = cut
+        return call
+
+    def _subagent(self, agent: _Span, call_id: str) -> dict[str, Any]:
+        messages = self.messages(agent.span_id, call_id)
+        user = self._last_user(agent, next(iter(self.chats.get(agent.span_id, [])), None))
+        source = agent.attributes.get("tsq.subagent.source")
+        agent_id = agent.attributes.get("gen_ai.agent.id")
+        return {
+            "agent_id": agent_id if isinstance(agent_id, str) else None,
+            "source": source if source in get_args(SubagentSource) else "sidechain",
+            "prompt": _text_of_parts(user) if user is not None else "",
+            "messages": messages,
+        }
+
+    def _last_user(self, *spans: _Span | None) -> dict[str, Any] | None:
+        """The last user message of the first of ``spans`` that was given one."""
+        for span in spans:
+            if span is None:
+                continue
+            inputs = _messages(span, "gen_ai.input.messages", "input_messages", self.context)
+            users = [m for m in inputs if m.get("role") == "user"]
+            if users:
+                return users[-1]
+        return None
+
+    def ask(self) -> tuple[str, str | None]:
+        """What the first response was asked; in a turn with no response, the root span."""
+        user = self._last_user(self.first_chat(), *self.roots)
+        return _ask_of(user) if user is not None else ("", None)
+
+    def events(self) -> list[dict[str, Any]]:
+        """Turn events (``tsq.turn.event``) and turn-level judgments from the root spans."""
+        events = []
+        for root in self.roots:
+            self._judge(root, _Step())
+            for event in root.events:
+                if event.name != TURN_EVENT:
+                    continue
+                kind = event.attributes.get("tsq.turn.event.kind")
+                if kind not in get_args(EventKind):
+                    self.context.issue(
+                        None, f"span {root.span_id}: a turn event of unknown kind {kind!r}; skipped"
+                    )
+                    continue
+                text = event.attributes.get("tsq.turn.event.text")
+                events.append(
+                    {
+                        "kind": kind,
+                        "text": text if isinstance(text, str) else "",
+                        "timestamp": _iso(event.time),
+                    }
+                )
+        return events
+
+    def _judge(self, span: _Span, step: _Step) -> None:
+        """Each ``tool_selection_quality`` evaluation event on ``span`` as a judgment."""
+        for event in span.events:
+            name = event.attributes.get("gen_ai.evaluation.name")
+            if event.name != EVALUATION_EVENT or str(name).lower() != EVALUATION_NAME:
+                continue
+            score = _score(event.attributes)
+            if score is None:
+                self.context.issue(
+                    None,
+                    f"span {span.span_id}: a {EVALUATION_NAME} evaluation without a score "
+                    "from 0 to 1 (value, or label correct/incorrect); skipped",
+                )
+                continue
+            self.judgments.append(self._judgment(event.attributes, score, span, step))
+
+    def _judgment(
+        self, attributes: dict[str, Any], score: float, span: _Span, step: _Step
+    ) -> TurnJudgment:
+        explanation = attributes.get("gen_ai.evaluation.explanation")
+        requested = _count(attributes.get("tsq.evaluation.votes.requested"))
+        valid = min(_count(attributes.get("tsq.evaluation.votes.valid")), requested)
+        catalog = self.catalog_of(span if step.index is not None else self.first_chat())
+        return TurnJudgment(
+            session_id=self.session_id,
+            turn_index=self.index,
+            step_index=step.index,
+            message_id=step.message_id,
+            parent_call_id=step.parent_call_id,
+            score=score,
+            votes=[
+                Vote(
+                    verdict="correct" if score >= 0.5 else "incorrect",
+                    reasoning=explanation if isinstance(explanation, str) else "",
+                )
+            ],
+            n_requested=requested,
+            n_valid=valid,
+            n_discarded=requested - valid,
+            model=_text(attributes.get("tsq.evaluation.model"), "external"),
+            rubric_version=_text(attributes.get("tsq.evaluation.rubric_version"), "external"),
+            condition="full",
+            catalog_size=len(catalog or []),
+            call_rendered=True,
+            context_chars=0,
+        )
+
+
+def _turn_order(spans: list[_Span]) -> tuple[int, int]:
+    indexes = [s.attributes.get("tsq.turn.index") for s in spans]
+    index = next((i for i in indexes if isinstance(i, int)), _LAST)
+    return index, min(s.start for s in spans)
+
+
+def _rebuilt(basis: Any) -> bool:
+    """A menu the exporter built for a session that carried none (a basis other than trace)."""
+    return basis in get_args(CatalogBasis) and basis != "trace"
+
+
+def _catalog_source(span: _Span, file: str) -> str:
+    """Where a turn's menu came from; an exported baseline menu says so."""
+    basis = span.attributes.get("tsq.catalog.basis")
+    exported = f"; the {basis} menu when exported" if _rebuilt(basis) else ""
+    return f"{file} (span {span.span_id}{exported})"
+
+
+def _turn(
+    spans: list[_Span], session_id: str, index: int, context: ParseContext
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[TurnJudgment]]:
+    """One trace as a turn, its catalog (if its first response carried one), its judgments."""
+    built = _Turn(spans, session_id, index, context)
+    ask, expanded = built.ask()
+    turn = {
+        "index": index,
+        "ask": ask,
+        "expanded_prompt": expanded,
+        "command": ask.split()[0] if expanded and ask.startswith("/") else None,
+        "timestamp": min(spans, key=lambda s: s.start).started,
+        "messages": built.messages("", None),
+        "events": built.events(),
+    }
+    first = built.first_chat()
+    tools = built.catalog_of(first)
+    catalog = None
+    if first is not None and tools is not None:
+        source = _catalog_source(first, context.file)
+        # The menu a model call was made with is the menu of its turn, not a later capture.
+        catalog = {"tools": tools, "source": source, "captured_at": turn["timestamp"]}
+        basis = first.attributes.get("tsq.catalog.basis")
+        if _rebuilt(basis):
+            catalog["exported_basis"] = basis
+    return turn, catalog, built.judgments
+
+
+def parse_otlp(
+    document: dict[str, Any], context: ParseContext
+) -> tuple[list[dict[str, Any]], list[TurnJudgment]]:
+    """Sessions (as dicts ready for validation) and judgments from one OTLP/JSON document."""
+    by_trace: dict[str, list[_Span]] = defaultdict(list)
+    for span in _spans(document, context):
+        by_trace[span.trace_id].append(span)
+    by_session: dict[str, list[list[_Span]]] = defaultdict(list)
+    for trace_id, spans in by_trace.items():
+        conversation = next((s.conversation for s in spans if s.conversation), None)
+        by_session[conversation or f"trace-{trace_id}"].append(spans)
+    sessions, judgments = [], []
+    for session_id, traces in by_session.items():
+        turns, catalogs = [], []
+        for index, spans in enumerate(sorted(traces, key=_turn_order)):
+            turn, catalog, judged = _turn(spans, session_id, index, context)
+            if catalog is not None:
+                catalogs.append(catalog)
+                turn["catalog_index"] = len(catalogs) - 1
+            turns.append(turn)
+            judgments.extend(judged)
+        formats = [s.attributes.get("tsq.session.format") for spans in traces for s in spans]
+        fmt = next((f for f in formats if f), None)
+        sessions.append(
+            {
+                "session_id": session_id,
+                "source": context.file,
+                "format": fmt if fmt in ("claude-code", "claude-code-legacy", "openai") else "otlp",
+                "turns": turns,
+                "catalogs": catalogs,
+                "issues": [],
+            }
+        )
+    if sessions:  # the document's issues, once
+        sessions[0]["issues"] = [issue.model_dump() for issue in context.issues]
+    return sessions, judgments

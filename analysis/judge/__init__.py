@@ -1,0 +1,7 @@
+"""The ChainPoll judge: rubric, votes, cost estimates, and judgment files.
+
+Names load on first use (see ``__init__.pyi``, read by type checkers too)."""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

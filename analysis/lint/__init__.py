@@ -1,0 +1,7 @@
+"""Findings about what a judge saw (and what the input lacks), with stable codes.
+
+Names load on first use (see ``__init__.pyi``, read by type checkers too)."""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

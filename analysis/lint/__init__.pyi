@@ -1,0 +1,14 @@
+"""Findings about what a judge saw (and what the input lacks), with stable codes."""
+
+from ._findings import (
+    CODES as CODES,
+    Finding as Finding,
+    findings_for_condition as findings_for_condition,
+    findings_for_step as findings_for_step,
+    findings_for_turn as findings_for_turn,
+    is_about_input as is_about_input,
+    is_context_dependent as is_context_dependent,
+    lint as lint,
+    votes_in_words as votes_in_words,
+    why_this_score as why_this_score,
+)

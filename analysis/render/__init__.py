@@ -1,0 +1,8 @@
+"""Steps (one model response that called tools) and what the judge reads for each, under each
+condition.
+
+Names load on first use (see ``__init__.pyi``, read by type checkers too)."""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

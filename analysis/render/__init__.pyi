@@ -1,0 +1,17 @@
+"""Steps (one model response that called tools) and what the judge reads for each, under each
+condition."""
+
+from ._judge_input import (
+    CONDITIONS as CONDITIONS,
+    JudgeInput as JudgeInput,
+    RenderOptions as RenderOptions,
+    judge_inputs as judge_inputs,
+    render_call as render_call,
+    render_step as render_step,
+    render_turn as render_turn,
+)
+from ._steps import (
+    Step as Step,
+    select_steps as select_steps,
+    turn_steps as turn_steps,
+)

@@ -1,0 +1,745 @@
+"""One self-contained HTML report: what we found (the few numbers that matter, in words), then
+session TSQ, split votes, worst steps, the findings that matter, charts.
+
+The file makes no request when opened: Vega, Vega-Lite and vega-embed are inlined (from
+vl-convert), each chart's specification sits in the page with its data, and a
+Content-Security-Policy forbids fetching anything. Every piece of text from a transcript is
+HTML-escaped; chart specifications are embedded as JSON with ``<``, ``>`` and ``&`` escaped, so
+a ``</script>`` in an ask cannot end the script that holds it.
+
+A report is a list of :class:`ReportSection`; :func:`report_sections` builds the standard ones
+and :func:`build_report` accepts more (``extra_sections``) to append after them. A section's
+``facts`` are sentences it adds to *What we found*, the first section (the study's overview adds
+the judge-vs-human agreement before and after reconciliation). Sessions are named readably (title
+or first ask, shortened, and the short id) beside their ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from html import escape
+from typing import Any
+
+import altair as alt
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+from analysis.lint._findings import Finding, findings_for_condition, lint
+from analysis.models import Condition, LoadResult, Session, TurnJudgment
+from analysis.study._charts import (
+    adjudication_load_chart,
+    ai_sides_chart,
+    before_after_chart,
+    causes_chart,
+    raw_agreement_chart,
+)
+from analysis.study._tables import StudyTables
+from analysis.views._charts import (
+    ablation_chart,
+    findings_chart,
+    score_distribution_chart,
+    turn_scores_chart,
+)
+from analysis.views._export import chart_spec, vega_javascript
+from analysis.views._review import (
+    ablation_steps,
+    ambiguous_steps,
+    ambiguous_turns,
+    findings_summary,
+    worst_steps,
+)
+from analysis.views._tables import (
+    ablation_table,
+    findings_frame,
+    session_overview,
+    turn_scores,
+    turn_table,
+)
+
+MAX_TABLE_ROWS = 500
+NAME_CHARS = 48
+"""A session's readable name keeps this many characters of its title or first ask."""
+MAX_NAMED_SESSIONS = 5
+"""*What we found* names at most this many sessions in one sentence."""
+MAX_SESSION_CHARTS = 10
+WORST_STEPS_PER_SESSION = 3
+ABLATION_FACETS = 8
+"""Beyond this many sessions the ablation chart shows all sessions together."""
+_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+    "style-src 'unsafe-inline'; img-src data:; font-src data:"
+)
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #212121;
+       padding: 0 1rem; }
+h1 { margin-bottom: 0.2rem; }
+section { margin-top: 2.5rem; }
+p.intro { color: #424242; max-width: 50rem; }
+table.data { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
+table.data th, table.data td { border: 1px solid #e0e0e0; padding: 0.25rem 0.5rem;
+       text-align: left; vertical-align: top; }
+table.data th { background: #f5f5f5; }
+table.data td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { white-space: pre-wrap; word-break: break-word; }
+.chart { margin: 1rem 0; }
+.note { color: #616161; font-size: 0.85rem; }
+ul.found { font-size: 1.05rem; line-height: 1.5; max-width: 56rem; padding-left: 1.2rem; }
+ul.found li { margin: 0.4rem 0; }
+@media print {
+  @page { size: A4; margin: 12mm; }
+  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
+  section { margin-top: 1.2rem; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  .chart, ul.found, table.data tr { break-inside: avoid; page-break-inside: avoid; }
+  .chart svg, .chart canvas { max-width: 100%; height: auto; }
+  table.data { width: 100%; table-layout: fixed; font-size: 7.5pt; }
+  table.data td, table.data th { overflow-wrap: anywhere; }
+}
+"""
+
+
+class ReportSection(BaseModel):
+    """One section of the report: a title, a sentence or two, then charts, a table, more HTML.
+
+    ``intro`` and every table cell are escaped. ``html`` is inserted as given: build it with
+    :func:`html.escape` around anything that came from a transcript.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    title: str
+    intro: str = ""
+    charts: Sequence[alt.TopLevelMixin] = ()
+    table: pl.DataFrame | None = None
+    max_rows: int = MAX_TABLE_ROWS
+    html: str = ""
+    facts: Sequence[tuple[str, str]] = ()
+    """``(key, sentence)`` pairs this section adds to *What we found* (escaped there)."""
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section"
+
+
+def _cell(value: Any) -> tuple[str, bool]:
+    """A table cell's text and whether it is a number (right-aligned)."""
+    if value is None:
+        return "—", False
+    if isinstance(value, bool):
+        return ("yes" if value else "no"), False
+    if isinstance(value, float):
+        return f"{value:.2f}", True
+    if isinstance(value, int):
+        return str(value), True
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value), False
+    return str(value), False
+
+
+def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -> str:
+    """A frame as an HTML table, every cell escaped; floats to two decimals, nulls as —."""
+    head = "".join(f"<th>{escape(column)}</th>" for column in frame.columns)
+    rows = []
+    for row in frame.head(max_rows).iter_rows():
+        cells = []
+        for column, value in zip(frame.columns, row, strict=True):
+            text, numeric = _cell(value)
+            kind = ' class="num"' if numeric else ""
+            cells.append(f'<td data-col="{escape(column)}"{kind}>{escape(text)}</td>')
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    more = ""
+    if frame.height > max_rows:
+        more = (
+            f'<p class="note">{frame.height - max_rows} more rows not shown '
+            f"({frame.height} in all).</p>"
+        )
+    return (
+        f'<table class="data" data-table="{escape(name)}">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    )
+
+
+def _script_json(value: Any) -> str:
+    """JSON that is safe inside a ``<script>`` element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _section_html(section: ReportSection, number: int) -> str:
+    slug = _slug(section.title)
+    parts = [f'<section id="{escape(slug)}">', f"<h2>{escape(section.title)}</h2>"]
+    if section.intro:
+        parts.append(f'<p class="intro">{escape(section.intro)}</p>')
+    for index, chart in enumerate(section.charts):
+        chart_id = f"chart-{number}-{index}"
+        parts.append(f'<div class="chart" id="{chart_id}"></div>')
+        parts.append(
+            f'<script type="application/json" id="{chart_id}-spec">'
+            f"{_script_json(chart_spec(chart))}</script>"
+        )
+    if section.table is not None:
+        parts.append(table_html(section.table, slug, section.max_rows))
+    if section.html:
+        parts.append(section.html)
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+_EMBED = """
+for (const el of document.querySelectorAll("div.chart")) {
+  const spec = JSON.parse(document.getElementById(el.id + "-spec").textContent);
+  vegaEmbed(el, spec, {actions: false, renderer: "svg"})
+    .then(() => el.setAttribute("data-rendered", "true"))
+    .catch((error) => { el.textContent = "This chart could not be drawn: " + error;
+                        console.error(error); });
+}
+"""
+
+
+def render_report(
+    sections: Sequence[ReportSection], title: str = "TSQ report", subtitle: str = ""
+) -> str:
+    """The sections as one HTML document, with the chart libraries inlined."""
+    body = "\n".join(_section_html(section, n) for n, section in enumerate(sections))
+    has_charts = any(section.charts for section in sections)
+    scripts = (
+        f"<script>{vega_javascript()}</script>\n<script>{_EMBED}</script>" if has_charts else ""
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
+        f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n"
+        + (f'<p class="note">{escape(subtitle)}</p>\n' if subtitle else "")
+        + f"{body}\n{scripts}\n</body>\n</html>\n"
+    )
+
+
+_UUID_LIKE = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}", re.IGNORECASE)
+
+
+def short_ids(session_ids: Sequence[str]) -> dict[str, str]:
+    """A UUID's first eight characters (and its last four, when another UUID shares those
+    eight); any other id as it is."""
+    heads: dict[str, int] = {}
+    for sid in session_ids:
+        heads[sid[:8]] = heads.get(sid[:8], 0) + 1
+    short = {}
+    for sid in session_ids:
+        if not _UUID_LIKE.fullmatch(sid):
+            short[sid] = sid
+        else:
+            short[sid] = sid[:8] if heads[sid[:8]] == 1 else f"{sid[:8]}…{sid[-4:]}"
+    return short
+
+
+def _shorten(text: str, limit: int = NAME_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def session_names(sessions: Sequence[Session]) -> dict[str, str]:
+    """Each session's readable name: its title (else its first ask) shortened, and its short
+    id (:func:`short_ids`), e.g. ``“Where is the retry logic…” (5eed0000…0002)``. Plain
+    text: escape it for HTML."""
+    ids = short_ids([session.session_id for session in sessions])
+    names = {}
+    for session in sessions:
+        ask = next((turn.ask for turn in session.turns if turn.ask.strip()), "")
+        text = _shorten(session.title or ask)
+        sid = ids[session.session_id]
+        names[session.session_id] = f"“{text}” ({sid})" if text else sid
+    return names
+
+
+def _named(frame: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+    """``frame`` with a readable ``session`` column just before its ``session_id``."""
+    if "session_id" not in frame.columns or "session" in frame.columns:
+        return frame
+    at = frame.columns.index("session_id")
+    name = pl.col("session_id").replace_strict(names, default=pl.col("session_id"))
+    return frame.with_columns(name.cast(pl.String).alias("session")).select(
+        *frame.columns[:at], "session", *frame.columns[at:]
+    )
+
+
+def _plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def _listed(counts: Sequence[tuple[str, int]], names: dict[str, str]) -> str:
+    """``1 in “…” (5eed0000), 2 in …``: the sessions with the most first."""
+    ordered = sorted(counts, key=lambda item: (-item[1], names.get(item[0], item[0])))
+    shown = [f"{n} in {names.get(sid, sid)}" for sid, n in ordered[:MAX_NAMED_SESSIONS]]
+    more = len(ordered) - len(shown)
+    return ", ".join(shown) + (f" and {_plural(more, 'more session')}" if more else "")
+
+
+_STEPS = ("judged step or turn", "judged steps or turns")
+_UNSEEN: tuple[tuple[frozenset[str], tuple[str, str], str], ...] = (
+    (
+        frozenset({"CALLED_TOOL_NOT_IN_CATALOG", "USED_TOOLS_MISSING_FROM_CATALOG"}),
+        ("session", "sessions"),
+        "the menu the judge got lacked a tool the agent called in {}",
+    ),
+    (frozenset({"SINGLE_TOOL_CATALOG"}), ("session", "sessions"), "the menu held one tool in {}"),
+    (
+        frozenset({"MISSING_DESCRIPTIONS"}),
+        ("session", "sessions"),
+        "tools had no description in {}",
+    ),
+    (
+        frozenset({"CALL_NOT_RENDERED"}),
+        _STEPS,
+        "{} left the agent's call out of what the judge read",
+    ),
+    (frozenset({"UNSCORED"}), _STEPS, "{} went unscored (no valid vote)"),
+    (
+        frozenset({"CONTEXT_DEPENDENT_ASK"}),
+        ("turn", "turns"),
+        "{} had an ask that depends on earlier turns the judge may not have seen",
+    ),
+)
+"""What the judge could not see, from the lint findings: the codes, what is counted (sessions
+with one; else one finding per step, turn or judgment) and the sentence."""
+
+
+def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
+    parts = []
+    for codes, (one, many), sentence in _UNSEEN:
+        hits = [f for f in findings if f.code in codes]
+        if hits:
+            count = len({f.session_id for f in hits}) if one == "session" else len(hits)
+            parts.append(sentence.format(_plural(count, one, many)))
+    facts = [
+        (
+            "unseen",
+            "What the judge could not see: " + "; ".join(parts) + "."
+            if parts
+            else "Nothing was hidden from the judge: every called tool was on its menu, no call "
+            "was left out of what it read and every judged step was scored.",
+        )
+    ]
+    no_catalog = {f.session_id for f in findings if f.code == "NO_CATALOG"}
+    if no_catalog:
+        facts.append(
+            (
+                "no_catalog",
+                f"Separately, about the input rather than what the judge saw: "
+                f"{_plural(len(no_catalog), 'session')} "
+                f"{'carries' if len(no_catalog) == 1 else 'carry'} no tool catalog on the trace, "
+                "so a platform receiving the trace sees no menu; tsq export attaches the menu.",
+            )
+        )
+    return facts
+
+
+def _found_section(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    overview: pl.DataFrame,
+    condition: Condition,
+    extra_facts: Sequence[tuple[str, str]] = (),
+) -> ReportSection:
+    """The few numbers that matter, each in one sentence, from the tables the other sections
+    show: :func:`turn_scores` for turns and steps, :func:`session_overview` for sessions."""
+    names = session_names(result.sessions)
+    scores = turn_scores(judgments).filter(pl.col("condition") == condition)
+    means = overview["mean_tsq"].drop_nulls()
+    steps = int(scores["steps"].sum())
+    unit, units = ("decision (step)", "decisions (steps)") if steps else ("turn", "turns")
+    judged = steps or scores.height
+    facts: list[tuple[str, str]] = []
+    if means.len():
+        facts.append(
+            (
+                "mean_tsq",
+                f"Mean TSQ is {sum(means.to_list()) / means.len():.2f} across "
+                f"{_plural(means.len(), 'judged session')} (of {overview.height}; "
+                f"{condition} condition; a session's TSQ is the mean of its turns, a turn's the "
+                "mean of its judged steps), from 0 (every choice wrong) to 1 (every choice "
+                "right).",
+            )
+        )
+    if scores.height:
+        facts.append(
+            (
+                "judged",
+                f"The judges scored {_plural(steps, 'decision (step)', 'decisions (steps)')} in "
+                f"{_plural(scores.height, 'turn')}."
+                if steps
+                else f"The judges scored {_plural(scores.height, 'turn')}, each as a whole.",
+            )
+        )
+        split = (
+            scores.group_by("session_id")
+            .agg(pl.col("split_steps").sum())
+            .filter(pl.col("split_steps") > 0)
+        )
+        total = int(split["split_steps"].sum())
+        facts.append(
+            (
+                "ambiguous",
+                f"{total} of {_plural(judged, unit, units)} "
+                f"{'was' if total == 1 else 'were'} ambiguous (the judges split): "
+                f"{_listed(list(split.iter_rows()), names)}."
+                if total
+                else f"No {unit} was ambiguous: the judges agreed on every one.",
+            )
+        )
+    else:
+        facts.append(("judged", f"Nothing was judged under the {condition} condition yet."))
+    facts.extend(_unseen_facts(findings))
+    facts.extend(extra_facts)
+    items = "".join(
+        f'<li data-fact="{escape(key)}">{escape(sentence)}</li>' for key, sentence in facts
+    )
+    return ReportSection(title="What we found", html=f'<ul class="found">{items}</ul>')
+
+
+def _summary_section(
+    result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
+) -> ReportSection:
+    judged = [j for j in judgments if j.condition == condition]
+    steps = sum(j.unit == "step" for j in judged)
+    rows = [
+        ("sessions", len(result.sessions)),
+        ("turns", sum(len(s.turns) for s in result.sessions)),
+        ("tool calls", sum(sum(s.tool_call_counts().values()) for s in result.sessions)),
+        ("files read", result.files_read),
+        ("parse issues", len(result.all_issues())),
+        (f"judged turns ({condition})", len({(j.session_id, j.turn_index) for j in judged})),
+        *([(f"judged steps ({condition})", steps)] if steps else []),
+        ("judge models", ", ".join(sorted({j.model for j in judged})) or None),
+    ]
+    frame = pl.DataFrame(
+        {
+            "": [name for name, _ in rows],
+            "value": [str(v) if v is not None else None for _, v in rows],
+        }
+    )
+    return ReportSection(
+        title="Summary",
+        intro=f"Scores are the judges' under the {condition!r} condition.",
+        table=frame,
+    )
+
+
+def _sessions_section(
+    overview: pl.DataFrame, condition: Condition, names: dict[str, str]
+) -> ReportSection:
+    shown = _named(overview, names).select(
+        "session",
+        "session_id",
+        "format",
+        "turns",
+        "tool_calls",
+        "judged_turns",
+        "mean_tsq",
+        "split_turns",
+        "unscored_turns",
+        "errors",
+        "warnings",
+    )
+    charts = [score_distribution_chart(overview)] if overview["mean_tsq"].drop_nulls().len() else []
+    return ReportSection(
+        title="Sessions",
+        intro=(
+            "One row per session, named by its title (or first ask) and short id. A step's TSQ "
+            "is the fraction of valid votes that called its "
+            f"tool choice correct ({condition!r} condition); a turn's is the mean of its judged "
+            "steps (or its own score, when whole turns were judged); mean TSQ averages the "
+            "session's judged turns. Split turns are those where the judges disagreed on the "
+            "turn or on one of its steps."
+        ),
+        charts=charts,
+        table=shown,
+    )
+
+
+def _ablation_section(
+    judgments: Sequence[TurnJudgment], names: dict[str, str]
+) -> ReportSection | None:
+    if len({j.condition for j in judgments}) < 2:
+        return None
+    by_session = len({j.session_id for j in judgments}) <= ABLATION_FACETS
+    table = _named(ablation_table(judgments, by_session=by_session), names)
+    return ReportSection(
+        title="What the judge saw (ablation)",
+        intro=(
+            "The same turns judged three ways: bare (only the called tool on the menu: every "
+            "choice looks right), catalog_no_call (the whole menu, but the call left out of the "
+            "output: every turn looks like a failure to act) and full (menu and call)."
+        ),
+        charts=[ablation_chart(table)],
+        table=table,
+    )
+
+
+def _ablation_steps_section(
+    result: LoadResult, judgments: Sequence[TurnJudgment], names: dict[str, str]
+) -> ReportSection | None:
+    steps = [j for j in judgments if j.unit == "step"]
+    if len({j.condition for j in steps}) < 2:
+        return None
+    return ReportSection(
+        title="What the judge saw, step by step",
+        intro=(
+            "Each judged step's score under every condition loaded, side by side: the ablation "
+            "one decision at a time."
+        ),
+        table=_named(ablation_steps(result.sessions, steps), names),
+    )
+
+
+def _split_session_charts(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    condition: Condition,
+    split: pl.DataFrame,
+    names: dict[str, str],
+) -> list[alt.TopLevelMixin]:
+    """TSQ per turn of the sessions with a split vote (the first few)."""
+    with_split = set(split["session_id"])
+    sessions = [s for s in result.sessions if s.session_id in with_split]
+    return [
+        turn_scores_chart(turn_table(session, judgments, findings, condition)).properties(
+            title=f"TSQ per turn — {names.get(session.session_id, session.session_id)}"
+        )
+        for session in sessions[:MAX_SESSION_CHARTS]
+    ]
+
+
+def _ambiguous_sections(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    condition: Condition,
+    names: dict[str, str],
+) -> list[ReportSection]:
+    """Split votes: per step for step judgments, per turn for turn-level ones (or none yet)."""
+    judged = [j for j in judgments if j.condition == condition]
+    units = {j.unit for j in judged}
+    sections = []
+    if "step" in units:
+        split = ambiguous_steps(result.sessions, judged, condition)
+        intro = (
+            "Steps where the judges split (0 < TSQ < 1): the most useful ones for a human to "
+            "review, each with its turn's ask, its calls and one judge's argument from each "
+            "side. The charts show these sessions turn by turn (a turn's TSQ is the mean of its "
+            "steps)."
+            if split.height
+            else "No step has a split vote."
+        )
+        sections.append(
+            ReportSection(
+                title="Ambiguous steps (split votes)",
+                intro=intro,
+                charts=_split_session_charts(result, judgments, findings, condition, split, names),
+                table=_named(split, names) if split.height else None,
+            )
+        )
+    if "turn" in units or not units:
+        split = ambiguous_turns(result.sessions, [j for j in judged if j.unit == "turn"], condition)
+        intro = (
+            "Turns where the judges split (0 < TSQ < 1): the most useful ones for a human to "
+            "review, with one judge's argument from each side."
+            if split.height
+            else "No turn has a split vote."
+        )
+        sections.append(
+            ReportSection(
+                title="Ambiguous turns (split votes)",
+                intro=intro,
+                charts=_split_session_charts(result, judgments, findings, condition, split, names),
+                table=_named(split, names) if split.height else None,
+            )
+        )
+    return sections
+
+
+def _worst_steps_section(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    condition: Condition,
+    names: dict[str, str],
+) -> ReportSection | None:
+    steps = [j for j in judgments if j.condition == condition and j.unit == "step"]
+    if not steps:
+        return None
+    worst = worst_steps(result.sessions, steps, condition, WORST_STEPS_PER_SESSION)
+    return ReportSection(
+        title="Worst steps per session",
+        intro=(
+            f"The {WORST_STEPS_PER_SESSION} lowest-scoring steps of each session (those below "
+            "1), lowest first, with the calls the judges read and one argument against the "
+            "choice."
+            if worst.height
+            else "Every judged step scored 1 (or was unscored)."
+        ),
+        table=_named(worst, names) if worst.height else None,
+    )
+
+
+def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> ReportSection:
+    serious = [f for f in findings if f.severity in ("error", "warning")]
+    if not serious:
+        return ReportSection(title="Findings that matter", intro="No error or warning finding.")
+    summary = findings_summary(serious)
+    details = findings_frame(serious).select(
+        "session_id", "turn_index", "step_index", "parent_call_id", "severity", "code", "message"
+    )
+    return ReportSection(
+        title="Findings that matter",
+        intro=(
+            "Diagnostics of error and warning severity (tsq lint): reasons a score may not mean "
+            "what it seems to. By code first, then every finding; one without a turn is about "
+            "the whole session (every turn of it, for a catalog finding)."
+        ),
+        charts=[findings_chart(summary)],
+        table=summary,
+        html=table_html(_named(details, names), "findings-list"),
+    )
+
+
+def _issues_section(result: LoadResult) -> ReportSection | None:
+    issues = result.all_issues()
+    if not issues:
+        return None
+    frame = pl.DataFrame(
+        [issue.model_dump() for issue in issues],
+        schema={"file": pl.String, "line": pl.Int64, "reason": pl.String},
+    )
+    return ReportSection(
+        title="Parse issues",
+        intro="What could not be used in the input files; every valid line around them was kept.",
+        table=frame,
+    )
+
+
+def report_sections(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment],
+    findings: Sequence[Finding],
+    condition: Condition = "full",
+    extra_facts: Sequence[tuple[str, str]] = (),
+) -> list[ReportSection]:
+    """The standard sections: what we found (with ``extra_facts`` at its end), summary,
+    sessions, ablation (per session, then per step), split votes, worst steps, findings,
+    issues."""
+    relevant = findings_for_condition(findings, condition)
+    overview = session_overview(result.sessions, judgments, relevant, condition)
+    names = session_names(result.sessions)
+    sections: list[ReportSection | None] = [
+        _found_section(result, judgments, relevant, overview, condition, extra_facts),
+        _summary_section(result, judgments, condition),
+        _sessions_section(overview, condition, names),
+        _ablation_section(judgments, names),
+        _ablation_steps_section(result, judgments, names),
+        *_ambiguous_sections(result, judgments, relevant, condition, names),
+        _worst_steps_section(result, judgments, condition, names),
+        _findings_section(relevant, names),
+        _issues_section(result),
+    ]
+    return [section for section in sections if section is not None]
+
+
+def build_report(
+    result: LoadResult,
+    judgments: Sequence[TurnJudgment] | None = None,
+    findings: Sequence[Finding] | None = None,
+    *,
+    condition: Condition = "full",
+    extra_sections: Sequence[ReportSection] = (),
+    title: str = "TSQ report",
+) -> str:
+    """The whole report as one HTML document (a string); see :func:`report_sections`.
+
+    ``judgments`` default to those loaded with the transcripts, ``findings`` to
+    ``lint(result.sessions, judgments)``; ``extra_sections`` are appended at the end, and
+    their ``facts`` join *What we found*.
+    """
+    judged = list(result.judgments if judgments is None else judgments)
+    found = lint(result.sessions, judged) if findings is None else list(findings)
+    facts = [fact for section in extra_sections for fact in section.facts]
+    sections = [*report_sections(result, judged, found, condition, facts), *extra_sections]
+    subtitle = "Tool Selection Quality: did the agent pick the right tool at each step?"
+    return render_report(sections, title, subtitle)
+
+
+def _agreement_facts(before_after: pl.DataFrame) -> list[tuple[str, str]]:
+    """Judge (council) vs human agreement per field, before and after reconciliation."""
+    if before_after.is_empty():
+        return []
+    fields = ", ".join(
+        f"{field} {before:.0%} → {after:.0%}"
+        for field, before, after in before_after.select("field", "before", "after").iter_rows()
+    )
+    items = max(before_after["n"].to_list())
+    return [
+        (
+            "agreement",
+            f"Judge vs human: on {_plural(items, 'item')}, the judge council's label matched "
+            f"the human label before → after reconciliation: {fields}.",
+        )
+    ]
+
+
+def study_sections(tables: StudyTables) -> list[ReportSection]:
+    """The council-vs-human study: how sessions were settled, then its five tables."""
+    counts = tables.sessions
+    overview = ReportSection(
+        facts=_agreement_facts(tables.before_after),
+        title="Council vs human",
+        intro=(
+            f"{counts.sessions} sessions labelled by the council and by humans; "
+            f"{counts.with_disagreement} disagree on at least one field: "
+            f"{counts.human_adjudicated} human-adjudicated, {counts.ai_adjudicated} "
+            f"AI-adjudicated, {counts.open} still open."
+        ),
+    )
+    parts: list[tuple[str, str, Callable[[pl.DataFrame], alt.TopLevelMixin], pl.DataFrame]] = [
+        (
+            "Raw agreement per field",
+            "Before any reconciliation: how often the council's label exactly matched the "
+            "human's, with Cohen's kappa (linearly weighted for ordinal fields) and bootstrap "
+            "95% intervals.",
+            raw_agreement_chart,
+            tables.raw_agreement,
+        ),
+        (
+            "Disagreement causes",
+            "Causes per field across adjudicated disagreements, by who adjudicated them.",
+            causes_chart,
+            tables.causes,
+        ),
+        (
+            "Adjudication load",
+            "Disagreements per field and who settled them.",
+            adjudication_load_chart,
+            tables.adjudication_load,
+        ),
+        (
+            "The AI adjudicator's side",
+            "On every disagreement the AI adjudicated: the side it chose, and whether that "
+            "was the side the field's rule proposed.",
+            ai_sides_chart,
+            tables.ai_sides,
+        ),
+        (
+            "Before and after reconciliation",
+            "How often the label matches the human reference: the raw council label (before) "
+            "and the calibrated label (after).",
+            before_after_chart,
+            tables.before_after,
+        ),
+    ]
+    sections = [overview]
+    for title, intro, chart, table in parts:
+        charts: list[alt.TopLevelMixin] = [chart(table)] if not table.is_empty() else []
+        sections.append(ReportSection(title=title, intro=intro, charts=charts, table=table))
+    return sections

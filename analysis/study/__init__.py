@@ -1,0 +1,8 @@
+"""Council vs human: labels and their config, agreement statistics, reconciliation rules, the
+decision store, the AI adjudicator, study tables and charts.
+
+Names load on first use (see ``__init__.pyi``, read by type checkers too)."""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -1,0 +1,407 @@
+"""Inter-rater agreement: raw agreement, Cohen's kappa with bootstrap intervals, council stats.
+
+Kappa comes from statsmodels (weighted linearly for ordinal fields), Krippendorff's alpha from
+``krippendorff`` and Fleiss' kappa from statsmodels; only the resampling is done here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel
+
+from analysis.study._labels import FieldSpec, LabelSet
+
+GroupBy = Literal["rater", "kind"]
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 0
+KIND_ORDER = ("human", "council", "llm", "adjudicator")
+
+
+class Share(BaseModel):
+    """A proportion with its count, and a bootstrap 95% interval where one was computed."""
+
+    n: int
+    count: int
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None = None
+
+
+class PairAgreement(BaseModel):
+    """Two raters on one field, over the items both labelled."""
+
+    rater_a: str
+    rater_b: str
+    n: int
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None
+    kappa: float | None
+    kappa_ci: tuple[float, float] | None
+    weights: Literal["linear"] | None
+    values: list[str]
+    confusion: list[list[int]]  # rows: rater_a's value, columns: rater_b's, in ``values`` order
+
+
+class CouncilAgreement(BaseModel):
+    """Inside the council: stage-1 judges among themselves, and the chairman vs their majority."""
+
+    stage1: list[str]
+    chairman: str | None
+    items: int
+    krippendorff_alpha: float | None
+    fleiss_kappa: float | None
+    chairman_vs_majority: Share | None
+
+
+class FieldAgreement(BaseModel):
+    field: str
+    kind: Literal["ordinal", "nominal"]
+    values: list[str]
+    pairs: list[PairAgreement]
+    all_agree: Share
+    council: CouncilAgreement | None
+
+
+class AggregatePair(BaseModel):
+    """One pair of raters with all fields pooled: each (item, field) slot both labelled."""
+
+    rater_a: str
+    rater_b: str
+    n: int
+    agreement: float | None
+    mean_kappa: float | None
+
+
+class AgreementReport(BaseModel):
+    fields: dict[str, FieldAgreement]
+    aggregate: list[AggregatePair]
+    by: GroupBy
+
+    def pairs_frame(self) -> pl.DataFrame:
+        """One row per field and pair of raters: agreement and kappa with their intervals."""
+        rows = [
+            {
+                "field": name,
+                "rater_a": pair.rater_a,
+                "rater_b": pair.rater_b,
+                "n": pair.n,
+                "agreement": pair.agreement,
+                "kappa": pair.kappa,
+                "kappa_low": pair.kappa_ci[0] if pair.kappa_ci else None,
+                "kappa_high": pair.kappa_ci[1] if pair.kappa_ci else None,
+                "weights": pair.weights,
+            }
+            for name, field in self.fields.items()
+            for pair in field.pairs
+        ]
+        return pl.DataFrame(rows, schema=_PAIRS_SCHEMA)
+
+    def council_frame(self) -> pl.DataFrame:
+        """Inside the council, per field: stage-1 judges among themselves and the chairman
+        against their majority."""
+        rows = [
+            {
+                "field": name,
+                "stage-1 judges": len(field.council.stage1),
+                "chairman": field.council.chairman,
+                "items": field.council.items,
+                "krippendorff_alpha": field.council.krippendorff_alpha,
+                "fleiss_kappa": field.council.fleiss_kappa,
+                "chairman_vs_majority": None
+                if field.council.chairman_vs_majority is None
+                else field.council.chairman_vs_majority.agreement,
+            }
+            for name, field in self.fields.items()
+            if field.council is not None
+        ]
+        return pl.DataFrame(rows, schema=_COUNCIL_SCHEMA)
+
+    def pair(self, field: str, rater_a: str, rater_b: str) -> PairAgreement:
+        return next(
+            p for p in self.fields[field].pairs if (p.rater_a, p.rater_b) == (rater_a, rater_b)
+        )
+
+
+_PAIRS_SCHEMA = {
+    "field": pl.String,
+    "rater_a": pl.String,
+    "rater_b": pl.String,
+    "n": pl.Int64,
+    "agreement": pl.Float64,
+    "kappa": pl.Float64,
+    "kappa_low": pl.Float64,
+    "kappa_high": pl.Float64,
+    "weights": pl.String,
+}
+_COUNCIL_SCHEMA = {
+    "field": pl.String,
+    "stage-1 judges": pl.Int64,
+    "chairman": pl.String,
+    "items": pl.Int64,
+    "krippendorff_alpha": pl.Float64,
+    "fleiss_kappa": pl.Float64,
+    "chairman_vs_majority": pl.Float64,
+}
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _interval(samples: np.ndarray) -> tuple[float, float] | None:
+    finite = samples[np.isfinite(samples)]
+    if finite.size == 0:
+        return None
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def kappa_of_table(table: np.ndarray, weights: Literal["linear"] | None) -> float:
+    """Cohen's kappa of a square confusion table (NaN when chance agreement is total)."""
+    from statsmodels.stats.inter_rater import cohens_kappa  # slow to import: on first use
+
+    if table.sum() == 0:
+        return math.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(cohens_kappa(table, wt=weights, return_results=False))
+
+
+def _kappas(tables: np.ndarray, weights: Literal["linear"] | None) -> np.ndarray:
+    """Cohen's kappa of each of a stack of square tables, as :func:`kappa_of_table` computes it
+    (statsmodels' formula), all at once: NaN where a table is empty or chance agreement total."""
+    tables = tables.astype(float)
+    k = tables.shape[-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nobs = tables.sum(axis=(1, 2))
+        freq_row = tables.sum(axis=2) / nobs[:, None]
+        freq_col = tables.sum(axis=1) / nobs[:, None]
+        prob_exp = freq_col[:, None, :] * freq_row[:, :, None]
+        if weights is None:
+            agree = np.trace(tables, axis1=1, axis2=2)
+            agree_exp = np.diagonal(prob_exp, axis1=1, axis2=2).sum(axis=1)
+            kappas = (agree / nobs - agree_exp) / (1 - agree_exp)
+        else:
+            scale = np.arange(k, dtype=float)
+            weight = np.abs(scale[:, None] - scale) / (scale[-1] - scale[0])
+            kappas = 1 - (weight * tables).sum(axis=(1, 2)) / nobs / (weight * prob_exp).sum(
+                axis=(1, 2)
+            )
+    result: np.ndarray = np.where(nobs == 0, np.nan, kappas)
+    return result
+
+
+def pair_agreement(
+    a: list[str],
+    b: list[str],
+    spec: FieldSpec,
+    names: tuple[str, str],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PairAgreement:
+    """Agreement of two aligned label lists; intervals by resampling items (percentile)."""
+    values = list(spec.values)
+    for value in sorted(set(a) | set(b)):
+        if value not in values:
+            values.append(value)
+    index = {value: position for position, value in enumerate(values)}
+    k = len(values)
+    codes = np.array([index[x] * k + index[y] for x, y in zip(a, b, strict=True)], dtype=np.int64)
+    weights: Literal["linear"] | None = "linear" if spec.kind == "ordinal" else None
+    n = len(codes)
+    table = np.bincount(codes, minlength=k * k).reshape(k, k)
+    diagonal = np.arange(k) * (k + 1)
+    agreement_ci = kappa_ci = None
+    if n and resamples:
+        rng = np.random.default_rng(seed)
+        draws = codes[rng.integers(0, n, size=(resamples, n))]
+        offsets = np.arange(resamples, dtype=np.int64)[:, None] * (k * k)
+        tables = np.bincount((draws + offsets).ravel(), minlength=resamples * k * k)
+        on_diagonal = np.zeros(k * k, dtype=bool)
+        on_diagonal[diagonal] = True
+        agreement_ci = _interval(on_diagonal[draws].mean(axis=1))
+        kappa_ci = _interval(_kappas(tables.reshape(resamples, k, k), weights))
+    return PairAgreement(
+        rater_a=names[0],
+        rater_b=names[1],
+        n=n,
+        agreement=float(np.trace(table) / n) if n else None,
+        agreement_ci=agreement_ci,
+        kappa=_finite(kappa_of_table(table, weights)),
+        kappa_ci=kappa_ci,
+        weights=weights,
+        values=values,
+        confusion=table.tolist(),
+    )
+
+
+def rater_columns(labels: LabelSet, field: str, by: GroupBy = "rater") -> pl.DataFrame:
+    """One row per item, one column per rater (or rater kind), for one field.
+
+    Grouped by kind, several raters of one kind on one item give their majority label; a tie
+    leaves that kind's cell empty for the item.
+    """
+    rows = labels.frame.filter(pl.col("field") == field)
+    column = "rater" if by == "rater" else "rater_kind"
+    if by == "kind":
+        counted = rows.group_by("item_id", column, "value").agg(pl.len().alias("votes"))
+        top = counted.with_columns(
+            pl.col("votes").max().over("item_id", column).alias("top"),
+        ).filter(pl.col("votes") == pl.col("top"))
+        rows = top.filter(pl.len().over("item_id", column) == 1)
+    wide = rows.pivot(on=column, index="item_id", values="value", aggregate_function="first")
+    kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
+    names = [name for name in wide.columns if name != "item_id"]
+    order = sorted(names, key=lambda name: (KIND_ORDER.index(kinds.get(name, name)), name))
+    return wide.select("item_id", *order).sort("item_id")
+
+
+def _pairs_of(
+    wide: pl.DataFrame, spec: FieldSpec, resamples: int, seed: int
+) -> list[PairAgreement]:
+    raters = [name for name in wide.columns if name != "item_id"]
+    pairs = []
+    for first, second in itertools.combinations(raters, 2):
+        both = wide.select(first, second).drop_nulls()
+        if both.height == 0:
+            continue
+        pairs.append(
+            pair_agreement(
+                both[first].to_list(),
+                both[second].to_list(),
+                spec,
+                (first, second),
+                resamples,
+                seed,
+            )
+        )
+    return pairs
+
+
+def _all_agree(wide: pl.DataFrame) -> Share:
+    """Items every rater of the field labelled, and how many of those got one value."""
+    raters = [name for name in wide.columns if name != "item_id"]
+    complete = wide.drop_nulls()
+    if len(raters) < 2 or complete.height == 0:
+        return Share(n=0, count=0, agreement=None)
+    same = complete.select(pl.concat_list(raters).list.n_unique().eq(1).sum()).item()
+    return Share(n=complete.height, count=int(same), agreement=same / complete.height)
+
+
+def council_agreement(labels: LabelSet, field: str, spec: FieldSpec) -> CouncilAgreement | None:
+    """Stage-1 judges' agreement (alpha, Fleiss' kappa) and the chairman vs their majority."""
+    import krippendorff  # slow to import (with statsmodels): on first use
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    council = labels.config.council
+    raters = labels.raters()
+    stage1 = council.stage1 or raters.filter(pl.col("rater_kind") == "llm")["rater"].to_list()
+    chairman = council.chairman
+    if chairman is None:
+        chairs = raters.filter(pl.col("rater_kind") == "council")["rater"].to_list()
+        chairman = chairs[0] if len(chairs) == 1 else None
+    wide = rater_columns(labels, field)
+    stage1 = [name for name in stage1 if name in wide.columns]
+    if len(stage1) < 2:
+        return None
+    values = spec.values
+    index = {value: position for position, value in enumerate(values)}
+    judged = wide.select("item_id", *stage1, *([chairman] if chairman in wide.columns else []))
+    codes = np.array(
+        [
+            [index.get(v, np.nan) if v is not None else np.nan for v in judged[name]]
+            for name in stage1
+        ],
+        dtype=float,
+    )
+    alpha = None
+    if (
+        np.isfinite(codes).sum(axis=0).max(initial=0) >= 2
+        and len(np.unique(codes[np.isfinite(codes)])) > 1
+    ):
+        alpha = _finite(
+            krippendorff.alpha(
+                reliability_data=codes,
+                level_of_measurement="ordinal" if spec.kind == "ordinal" else "nominal",
+                value_domain=list(range(len(values))),
+            )
+        )
+    complete = codes[:, np.isfinite(codes).all(axis=0)].T.astype(int)
+    fleiss = None
+    if complete.size:
+        counts, _ = aggregate_raters(complete, n_cat=len(values))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fleiss = _finite(float(fleiss_kappa(counts)))
+    return CouncilAgreement(
+        stage1=stage1,
+        chairman=chairman if chairman in wide.columns else None,
+        items=int(complete.shape[0]),
+        krippendorff_alpha=alpha,
+        fleiss_kappa=fleiss,
+        chairman_vs_majority=_chairman_vs_majority(judged, stage1, chairman),
+    )
+
+
+def _chairman_vs_majority(
+    judged: pl.DataFrame, stage1: list[str], chairman: str | None
+) -> Share | None:
+    if chairman is None or chairman not in judged.columns:
+        return None
+    n = same = 0
+    for row in judged.iter_rows(named=True):
+        votes = [row[name] for name in stage1 if row[name] is not None]
+        if row[chairman] is None or not votes:
+            continue
+        top = max(set(votes), key=votes.count)
+        if votes.count(top) * 2 <= len(votes):
+            continue  # no strict majority
+        n += 1
+        same += row[chairman] == top
+    return Share(n=n, count=same, agreement=same / n if n else None)
+
+
+def agreement_report(
+    labels: LabelSet,
+    by: GroupBy = "rater",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> AgreementReport:
+    """Per field: every pair of raters (or rater kinds), all-agree share, council stats."""
+    fields: dict[str, FieldAgreement] = {}
+    for field in labels.fields:
+        spec = labels.spec(field)
+        wide = rater_columns(labels, field, by)
+        fields[field] = FieldAgreement(
+            field=field,
+            kind=spec.kind,
+            values=list(spec.values),
+            pairs=_pairs_of(wide, spec, resamples, seed),
+            all_agree=_all_agree(wide),
+            council=council_agreement(labels, field, spec),
+        )
+    return AgreementReport(fields=fields, aggregate=_aggregate(fields), by=by)
+
+
+def _aggregate(fields: dict[str, FieldAgreement]) -> list[AggregatePair]:
+    pooled: dict[tuple[str, str], list[PairAgreement]] = {}
+    for field in fields.values():
+        for pair in field.pairs:
+            pooled.setdefault((pair.rater_a, pair.rater_b), []).append(pair)
+    result = []
+    for (first, second), pairs in pooled.items():
+        n = sum(pair.n for pair in pairs)
+        agreed = sum(int(np.trace(np.array(pair.confusion))) for pair in pairs)
+        kappas = [pair.kappa for pair in pairs if pair.kappa is not None]
+        result.append(
+            AggregatePair(
+                rater_a=first,
+                rater_b=second,
+                n=n,
+                agreement=agreed / n if n else None,
+                mean_kappa=float(np.mean(kappas)) if kappas else None,
+            )
+        )
+    return result
