@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-fast lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The edit loop: everything but the browser tests and the notebook runs.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not browser and not notebooks"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

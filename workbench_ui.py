@@ -10,7 +10,9 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -543,14 +545,14 @@ def show_table(frame: pl.DataFrame, **options: Any) -> Any:
 def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
     """PNG and SVG download buttons for a chart; the files are drawn only when clicked."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "chart"
-    formats = [
+    formats: list[tuple[str, str, str, Callable[[alt.TopLevelMixin], bytes | str]]] = [
         ("PNG", "png", "image/png", analysis.chart_to_png),
         ("SVG", "svg", "image/svg+xml", analysis.chart_to_svg),
     ]
     for column, (label, suffix, mime, render) in zip(st.columns([1, 1, 6]), formats, strict=False):
         column.download_button(
             label,
-            data=lambda render=render: render(chart),
+            data=partial(render, chart),
             file_name=f"{stem}.{suffix}",
             mime=mime,
             on_click="ignore",

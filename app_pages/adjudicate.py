@@ -1,5 +1,7 @@
 """Adjudicate: one council-vs-human disagreement at a time, saved as soon as it is decided."""
 
+from typing import Literal
+
 import polars as pl
 import streamlit as st
 
@@ -47,6 +49,7 @@ if row["adjudicator"]:
     st.info("Saving a decision here overrides the one above (history is kept).")
 
 causes = view.study.config.all_causes
+sides: list[Literal["human", "council"]] = ["human", "council"]
 default_cause = row["cause"] or row["suggested_cause"]
 with st.form("decision", clear_on_submit=True):
     who = st.text_input(
@@ -56,7 +59,7 @@ with st.form("decision", clear_on_submit=True):
     )
     side = st.radio(
         "Which label stands?",
-        ["human", "council"],
+        sides,
         index=1 if row["proposal_side"] == "council" else 0,
         format_func=lambda s: f"{s}: {row[s]}",
         horizontal=True,

@@ -1,5 +1,8 @@
 """Agreement: council vs human, the five tables of a reconciled study, and any disagreement."""
 
+from collections.abc import Callable
+
+import altair as alt
 import polars as pl
 import streamlit as st
 
@@ -18,7 +21,8 @@ columns[2].metric("Human-adjudicated", counts.human_adjudicated)
 columns[3].metric("AI-adjudicated", counts.ai_adjudicated)
 columns[4].metric("Still open", counts.open)
 
-SECTIONS = [
+Section = tuple[str, list[Callable[[pl.DataFrame], alt.Chart | alt.LayerChart]], pl.DataFrame]
+SECTIONS: list[Section] = [
     ("1 · Raw agreement", [analysis.raw_agreement_chart], tables.raw_agreement),
     ("2 · Causes", [analysis.causes_chart], tables.causes),
     ("3 · Adjudication load", [analysis.adjudication_load_chart], tables.adjudication_load),

@@ -4,9 +4,14 @@ import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+import analysis
+
+if TYPE_CHECKING:
+    from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -37,8 +42,6 @@ CLAUDE_CODE_TRANSCRIPTS = sorted((CORPUS / "claude-code").glob("*/*.jsonl"))
 @pytest.fixture(scope="session")
 def loaded() -> tuple[Any, Any]:
     """The bundled sample data, loaded and diagnosed once: (LoadResult, findings)."""
-    import analysis
-
     result = analysis.load([analysis.sample_data_dir()])
     return result, analysis.lint(result.sessions, result.judgments)
 
@@ -53,8 +56,6 @@ def corpus() -> Path:
 @pytest.fixture(scope="session")
 def claude_code_sessions() -> dict[str, Any]:
     """The real Claude Code transcripts, loaded once: file name -> session."""
-    import analysis
-
     if not CLAUDE_CODE_TRANSCRIPTS:
         pytest.skip("../shared/corpus is not beside this checkout")
     loaded = analysis.load(CLAUDE_CODE_TRANSCRIPTS).sessions
@@ -86,3 +87,96 @@ def write_jsonl(tmp_path: Path) -> WriteJsonl:
         return path
 
     return write
+
+
+# The workbench under Streamlit's AppTest: shared by test_app, test_app_agreement and
+# test_export_charts.
+
+APP = REPO / "app.py"
+BAD = "5eed0000-0000-4000-8000-000000000001"
+"""The product brief's four-turn "bad choices" sample session."""
+RICH = "5eed0000-0000-4000-8000-000000000002"
+"""The sample session with a subagent, parallel calls and a split vote."""
+SAMPLE_WORKSPACE = [
+    analysis.sample_data_dir() / "transcripts",
+    analysis.sample_data_dir() / "judgments",
+]
+"""What the workbench loads of the bundled sample: not the council study (the Agreement page's)."""
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)> ![x](https://evil.example/p.png)"
+"""Transcript text that would run, load or format something if it were shown as HTML/Markdown."""
+
+
+def clear_streamlit_caches() -> None:
+    """What a server restart forgets: every ``st.cache_data`` and ``st.cache_resource``."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The workbench as a new server starts it: no cached data, no API key, no data root, and
+    the decision store (``TSQ_DATA_DIR``) in this test's own folder."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("TSQ_DATA_ROOT", raising=False)
+    monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
+    clear_streamlit_caches()
+
+
+def open_app(state: dict[str, Any] | None = None) -> AppTest:
+    """The workbench's first page, run once; ``state`` goes into its session state first."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def open_page(path: str, state: dict[str, Any] | None = None, **params: str) -> AppTest:
+    """A page opened by a link: the app runs, then the page with ``params`` in its URL."""
+    at = open_app(state)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.switch_page(path).run()
+
+
+def use_folder(at: AppTest, folder: Path | str) -> AppTest:
+    """Choose a local folder as the data source in the sidebar, as a user types it."""
+    at.sidebar.radio(key="data_source").set_value("Local folder").run()
+    at.sidebar.text_input(key="data_folder").set_value(str(folder)).run()
+    return at
+
+
+@pytest.fixture(scope="session")
+def sample_workspace() -> Any:
+    """The bundled sample as the workbench loads it (``SAMPLE_WORKSPACE``): a LoadResult."""
+    return analysis.load(SAMPLE_WORKSPACE)
+
+
+@pytest.fixture
+def hostile_transcript(write_jsonl: WriteJsonl, tmp_path: Path) -> Path:
+    """A folder with one session, ``h``, whose ask and answer are both ``HOSTILE``; the answer
+    is words only, so the turn has no step."""
+    write_jsonl(
+        [
+            {
+                "type": "user",
+                "sessionId": "h",
+                "uuid": "u1",
+                "message": {"role": "user", "content": HOSTILE},
+            },
+            {
+                "type": "assistant",
+                "sessionId": "h",
+                "uuid": "a1",
+                "message": {
+                    "id": "m",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": HOSTILE}],
+                },
+            },
+        ]
+    )
+    return tmp_path

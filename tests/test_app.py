@@ -8,27 +8,22 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import CORPUS
+from conftest import (
+    BAD,
+    CORPUS,
+    HOSTILE,
+    RICH,
+    open_app as app,
+    open_page as page,
+    use_folder,
+)
 from streamlit.testing.v1 import AppTest
 
 import analysis
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
-BAD = "5eed0000-0000-4000-8000-000000000001"
-RICH = "5eed0000-0000-4000-8000-000000000002"
 SPOTTER = CORPUS / "claude-code" / "spotter"
-SAMPLE = [analysis.sample_data_dir() / "transcripts", analysis.sample_data_dir() / "judgments"]
-"""What the workbench loads of the bundled sample: not the council study (the Agreement page's)."""
 
-
-@pytest.fixture(autouse=True)
-def _clear_streamlit_caches(monkeypatch):
-    import streamlit as st
-
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("TSQ_DATA_ROOT", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_app")
 
 
 def param(at: AppTest, key: str) -> str:
@@ -36,21 +31,10 @@ def param(at: AppTest, key: str) -> str:
     return value[0] if isinstance(value, list) else value
 
 
-def app() -> AppTest:
-    return AppTest.from_file(str(APP), default_timeout=60).run()
-
-
-def page(path: str, **params: str) -> AppTest:
-    at = app()
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.switch_page(path).run()
-
-
-def test_overview_lists_every_sample_session_with_scores():
+def test_overview_lists_every_sample_session_with_scores(sample_workspace):
     at = app()
     assert not at.exception
-    expected = analysis.load(SAMPLE).sessions
+    expected = sample_workspace.sessions
     shown = at.dataframe[0].value
     assert sorted(shown["session_id"]) == sorted(s.session_id for s in expected)
     bad = shown[shown["session_id"] == BAD]
@@ -64,12 +48,12 @@ def test_overview_filter_to_split_votes():
     assert at.dataframe[0].value["session_id"].tolist() == [RICH]
 
 
-def test_choosing_a_session_opens_it():
+def test_choosing_a_session_opens_it(sample_workspace):
     at = app()
     at.session_state["sessions_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
     at.run()
     assert not at.exception
-    first = overview_rows(analysis.load(SAMPLE))[0]["session_id"]
+    first = overview_rows(sample_workspace)[0]["session_id"]
     assert param(at, "session") == first
     assert at.title[0].value == "Session"
 
@@ -158,7 +142,7 @@ def judged_menu(at: AppTest) -> pd.DataFrame:
     return menu
 
 
-def test_turn_page_bare_condition_says_the_score_means_nothing():
+def test_turn_page_bare_condition_says_the_score_means_nothing(sample_workspace):
     at = page("app_pages/turn.py", session=BAD, turn="1")
     at.segmented_control(key="turn_condition").set_value("bare").run()
     assert not at.exception
@@ -171,7 +155,7 @@ def test_turn_page_bare_condition_says_the_score_means_nothing():
     ]
     # The menu the judge saw is on the page, not behind an expander: under bare, only the
     # called tool; under full, the session's whole catalog (the baseline's ten tools).
-    (session,) = [s for s in analysis.load(SAMPLE).sessions if s.session_id == BAD]
+    (session,) = [s for s in sample_workspace.sessions if s.session_id == BAD]
     first_step = session.turns[1].messages[0]
     called = {call.name for call in first_step.tool_calls}
     menu = judged_menu(at)
@@ -259,9 +243,7 @@ def test_turn_level_judgments_are_still_shown(tmp_path):
     }
     lines = [json.dumps({**whole_turn, "turn_index": turn}) for turn in (1, 2)]
     (tmp_path / "old.judgments.jsonl").write_text("\n".join(lines) + "\n")
-    at = app()
-    at.sidebar.radio(key="data_source").set_value("Local folder").run()
-    at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
+    at = use_folder(app(), tmp_path)
     at.query_params["session"] = BAD
     at.query_params["turn"] = "1"
     at.switch_page("app_pages/turn.py").run()
@@ -284,9 +266,7 @@ def test_a_turn_without_a_model_response_says_so(write_jsonl, tmp_path):
             }
         ]
     )
-    at = app()
-    at.sidebar.radio(key="data_source").set_value("Local folder").run()
-    at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
+    at = use_folder(app(), tmp_path)
     at.query_params["session"] = "quiet"
     at.switch_page("app_pages/turn.py").run()
     assert not at.exception
@@ -310,39 +290,14 @@ def test_judge_page_without_a_key_explains_and_still_shows_the_ablation():
     assert not at.button
 
 
-def test_transcript_html_is_shown_as_text(write_jsonl, tmp_path):
-    hostile = (
-        "<script>alert(1)</script><img src=x onerror=alert(2)> ![x](https://evil.example/p.png)"
-    )
-    write_jsonl(
-        [
-            {
-                "type": "user",
-                "sessionId": "h",
-                "uuid": "u1",
-                "message": {"role": "user", "content": hostile},
-            },
-            {
-                "type": "assistant",
-                "sessionId": "h",
-                "uuid": "a1",
-                "message": {
-                    "id": "m",
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": hostile}],
-                },
-            },
-        ]
-    )
-    at = app()
-    at.sidebar.radio(key="data_source").set_value("Local folder").run()
-    at.sidebar.text_input(key="data_folder").set_value(str(tmp_path)).run()
+def test_transcript_html_is_shown_as_text(hostile_transcript):
+    at = use_folder(app(), hostile_transcript)
     at.query_params["session"] = "h"
     at.query_params["turn"] = "0"
     at.switch_page("app_pages/turn.py").run()
     assert not at.exception
-    assert hostile in [t.value for t in at.text]
-    assert all(hostile not in m.value for m in at.markdown)
+    assert HOSTILE in [t.value for t in at.text]
+    assert all(HOSTILE not in m.value for m in at.markdown)
     assert at.info[0].value.endswith("it has no step to judge.")  # it answered in words only
 
 
@@ -416,9 +371,7 @@ def test_picking_another_session_forgets_the_old_turn():
 
 
 def test_a_local_folder_follows_the_user_and_is_in_the_url():
-    at = app()
-    at.sidebar.radio(key="data_source").set_value("Local folder").run()
-    at.sidebar.text_input(key="data_folder").set_value(str(SPOTTER)).run()
+    at = use_folder(app(), SPOTTER)
     assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
     at = sidebar_to(at, "app_pages/session.py")
     assert not at.exception
@@ -446,9 +399,7 @@ def test_a_folder_outside_the_data_root_is_refused(monkeypatch, tmp_path, how):
     if how == "linked":
         at = page("app_pages/overview.py", source="folder", folder=str(SPOTTER))
     else:
-        at = app()
-        at.sidebar.radio(key="data_source").set_value("Local folder").run()
-        at.sidebar.text_input(key="data_folder").set_value(str(SPOTTER)).run()
+        at = use_folder(app(), SPOTTER)
     assert not at.exception
     (error,) = at.error
     assert error.value == (
@@ -485,10 +436,10 @@ def test_a_folder_inside_the_data_root_loads(monkeypatch, tmp_path):
         ),
     ],
 )
-def test_a_bad_link_is_said_in_one_line(params, said):
+def test_a_bad_link_is_said_in_one_line(params, said, sample_workspace):
     at = page("app_pages/catalog.py", **params)
     assert not at.exception
-    first = analysis.load(SAMPLE).sessions[0].session_id
+    first = sample_workspace.sessions[0].session_id
     (warning,) = at.warning
     assert warning.value == said.format(first=first)
     expected = params["session"] if "turn" in params else first
@@ -582,11 +533,11 @@ def overview_rows(loaded: analysis.LoadResult) -> list[dict[str, object]]:
     )
 
 
-def test_overview_names_each_session_and_lists_scored_ones_first():
+def test_overview_names_each_session_and_lists_scored_ones_first(sample_workspace):
     at = app()
     assert not at.exception
     shown = at.dataframe[0].value
-    expected = overview_rows(analysis.load(SAMPLE))
+    expected = overview_rows(sample_workspace)
     assert shown.columns[0] == "name"
     assert shown.columns[-1] == "session_id"
     assert shown["session_id"].tolist() == [r["session_id"] for r in expected]

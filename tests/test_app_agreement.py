@@ -7,31 +7,20 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import clear_streamlit_caches, open_page
 from streamlit.testing.v1 import AppTest
 
 import analysis
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 STUDY = analysis.sample_data_dir() / "council_vs_human"
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    import streamlit as st
-
-    monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("fresh_app")
 
 
-def open_page(path: str, study: Path | None = None, **params: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
-    if study is not None:
-        at.session_state["kept_study_path"] = str(study)
-    at.run()
-    for key, value in params.items():
-        at.query_params[key] = value
-    return at.switch_page(path).run()
+def study_page(path: str, study: Path | None = None, **params: str) -> AppTest:
+    """A page on the given study's labels (default: the bundled study)."""
+    state = {"kept_study_path": str(study)} if study is not None else None
+    return open_page(path, state, **params)
 
 
 def select(at: AppTest, key: str, row: int) -> AppTest:
@@ -40,7 +29,7 @@ def select(at: AppTest, key: str, row: int) -> AppTest:
 
 
 def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
-    at = open_page("app_pages/agreement.py")
+    at = study_page("app_pages/agreement.py")
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sessions"] == "450"
@@ -80,7 +69,7 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
 
 
 def test_pair_confusion_matrix_and_disagreement_drill_down():
-    at = open_page("app_pages/agreement.py")
+    at = study_page("app_pages/agreement.py")
     pairs = at.dataframe[5].value
     first = pairs.iloc[0]
     at = select(at, "pair_table", 0)
@@ -120,8 +109,8 @@ def decide(at: AppTest, who: str, side: str, note: str) -> AppTest:
 
 
 def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
-    first_tab = open_page("app_pages/adjudicate.py", fresh_study)
-    second_tab = open_page("app_pages/adjudicate.py", fresh_study)
+    first_tab = study_page("app_pages/adjudicate.py", fresh_study)
+    second_tab = study_page("app_pages/adjudicate.py", fresh_study)
     assert not first_tab.exception
     caption = first_tab.caption[0].value
     open_before = int(caption.split(" of ")[0])
@@ -139,11 +128,8 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
     ]
     assert all(d.adjudicator_kind == "human" for d in saved)
 
-    import streamlit as st
-
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    restarted = open_page("app_pages/adjudicate.py", fresh_study)
+    clear_streamlit_caches()
+    restarted = study_page("app_pages/adjudicate.py", fresh_study)
     assert int(restarted.caption[0].value.split(" of ")[0]) == open_before - 1
     assert restarted.subheader[0].value != first_item
     tables = analysis.study_tables(analysis.load_study(fresh_study), store, resamples=0)
@@ -156,7 +142,7 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
 
 
 def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_study):
-    at = open_page("app_pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
+    at = study_page("app_pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Human-adjudicated"] == "0"
@@ -183,7 +169,7 @@ def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_stud
 def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and_history():
     open_before = analysis.open_disagreements(analysis.load_study(STUDY), None)
     assert open_before.height > 1
-    at = open_page("app_pages/adjudicate.py")
+    at = study_page("app_pages/adjudicate.py")
     assert not at.exception
     first = f"{open_before['item_id'][0]} · {open_before['field'][0]}"
     second = f"{open_before['item_id'][1]} · {open_before['field'][1]}"
@@ -214,6 +200,6 @@ def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and
 
 
 def test_adjudicate_says_when_a_link_names_no_disagreement():
-    at = open_page("app_pages/adjudicate.py", item="cvh-999", field="looped")
+    at = study_page("app_pages/adjudicate.py", item="cvh-999", field="looped")
     assert not at.exception
     assert at.warning[0].value == "No disagreement cvh-999 · looped in these labels."

@@ -5,16 +5,14 @@ from __future__ import annotations
 import struct
 import xml.etree.ElementTree as ET
 import zlib
-from pathlib import Path
 
 import altair as alt
 import pytest
+from conftest import RICH, open_page
 from streamlit.testing.v1 import AppTest
 
 import analysis
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
-RICH = "5eed0000-0000-4000-8000-000000000002"
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
@@ -92,20 +90,11 @@ def test_remote_data_is_refused_not_fetched():
         analysis.chart_to_svg(chart)
 
 
-@pytest.fixture
-def _fresh_streamlit(monkeypatch):
-    import streamlit as st
-
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
-
-
 def download_labels(at: AppTest) -> dict[str, str]:
     return {button.key: button.label for button in at.download_button}
 
 
-@pytest.mark.usefixtures("_fresh_streamlit")
+@pytest.mark.usefixtures("fresh_app")
 @pytest.mark.parametrize(
     ("page", "params", "stem"),
     [
@@ -115,10 +104,7 @@ def download_labels(at: AppTest) -> dict[str, str]:
     ],
 )
 def test_every_chart_in_the_app_has_png_and_svg_buttons(page, params, stem):
-    at = AppTest.from_file(str(APP), default_timeout=60).run()
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.switch_page(page).run()
+    at = open_page(page, **params)
     assert not at.exception
     labels = download_labels(at)
     assert labels[f"download_{stem}_png"] == "PNG"

@@ -55,6 +55,7 @@ def stdout(cell: nbformat.NotebookNode) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.notebooks
 def test_the_kernel_is_this_interpreter_with_this_checkout(project_kernel):
     probe = "import sys, analysis\nprint(sys.executable)\nprint(analysis.__file__)"
     nb = new_notebook(cells=[new_code_cell(probe)])
@@ -64,6 +65,7 @@ def test_the_kernel_is_this_interpreter_with_this_checkout(project_kernel):
 
 
 @pytest.mark.slow
+@pytest.mark.notebooks
 @pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
 def test_notebook_runs_top_to_bottom(path, project_kernel):
     nb = execute(nbformat.read(path, as_version=4), project_kernel)

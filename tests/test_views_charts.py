@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import PurePosixPath
+from typing import Any
 
 import polars as pl
 import pytest
+from conftest import BAD, RICH
 
 import analysis
+import analysis.study
+import analysis.views
 from analysis.lint import Finding
 from analysis.models import TurnJudgment, Vote
 from analysis.views import (
@@ -24,8 +29,6 @@ from analysis.views import (
     turn_table,
 )
 
-BAD = "5eed0000-0000-4000-8000-000000000001"
-RICH = "5eed0000-0000-4000-8000-000000000002"
 REAL = "258c7280-ae70-4798-800f-63464d01a85d"
 
 
@@ -445,3 +448,75 @@ def test_score_distribution_counts_sessions_on_an_integer_axis(loaded):
     y = score_distribution_chart(overview).to_dict()["encoding"]["y"]
     assert (y["axis"]["tickMinStep"], y["axis"]["format"]) == (1, "d")
     assert y["title"] == "sessions"
+
+
+# Every public chart function, built from the bundled sample. A chart function added to
+# analysis (or analysis.views / analysis.study) without a builder here fails the test below.
+
+CHART_MODULES = (analysis, analysis.views, analysis.study)
+
+
+def public_charts() -> dict[str, Callable[..., Any]]:
+    """Every ``*_chart`` name in the public surface, with its function."""
+    return {
+        name: getattr(module, name)
+        for module in CHART_MODULES
+        for name in module.__all__
+        if name.endswith("_chart")
+    }
+
+
+@pytest.fixture(scope="module")
+def sample_inputs(loaded) -> dict[str, Any]:
+    """The inputs the charts are drawn from, as the workbench and the notebooks compute them:
+    the sample transcripts and judgments, and the bundled council-vs-human study."""
+    result, findings = loaded
+    rich = next(s for s in result.sessions if s.session_id == RICH)
+    study = analysis.load_study(analysis.sample_data_dir() / "council_vs_human")
+    return {
+        "result": result,
+        "findings": findings,
+        "rich": rich,
+        "tables": analysis.study_tables(study, resamples=20),
+        "pairs": analysis.agreement_report(study.labels, resamples=20).pairs_frame(),
+    }
+
+
+CHART_INPUTS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
+    "ablation_chart": lambda d: (analysis.ablation_table(d["result"].judgments),),
+    "findings_chart": lambda d: (analysis.findings_summary(d["findings"]),),
+    "score_distribution_chart": lambda d: (
+        analysis.session_overview(d["result"].sessions, d["result"].judgments, d["findings"]),
+    ),
+    "step_scores_chart": lambda d: (
+        analysis.step_table(d["rich"], d["result"].judgments, d["findings"]),
+    ),
+    "tool_usage_chart": lambda d: (analysis.tool_usage(d["result"].sessions),),
+    "turn_scores_chart": lambda d: (
+        analysis.turn_table(d["rich"], d["result"].judgments, d["findings"]),
+    ),
+    "raw_agreement_chart": lambda d: (d["tables"].raw_agreement,),
+    "causes_chart": lambda d: (d["tables"].causes,),
+    "adjudication_load_chart": lambda d: (d["tables"].adjudication_load,),
+    "ai_sides_chart": lambda d: (d["tables"].ai_sides,),
+    "followed_rule_chart": lambda d: (d["tables"].ai_sides,),
+    "before_after_chart": lambda d: (d["tables"].before_after,),
+    "kappa_intervals_chart": lambda d: (d["pairs"],),
+}
+"""How to build each public chart's input from the sample data."""
+
+
+def test_every_public_chart_function_is_covered():
+    assert set(public_charts()) == set(CHART_INPUTS), (
+        "a public *_chart function needs an entry in CHART_INPUTS (and one gone needs removing)"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CHART_INPUTS))
+def test_chart_validates_on_the_sample_data(name, sample_inputs):
+    chart = public_charts()[name](*CHART_INPUTS[name](sample_inputs))
+    spec = chart.to_dict()  # Altair validates the spec against the Vega-Lite schema here
+    assert json.loads(json.dumps(spec)) == spec
+    datasets = spec.get("datasets", {})
+    assert datasets, "the chart carries its data"
+    assert all(rows for rows in datasets.values()), "drawn from real rows, not an empty table"
