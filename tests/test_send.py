@@ -30,6 +30,11 @@ PLANTED = {
     "home": "janedoe",
     "keyword": "hunter2hunter2hunter2",
     "private_key": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    "read_tool_env": "Kp7vR2qLx9Read",
+    "mysql": "W1nterIsC0ming",
+    "curl_user": "Tr0ub4dor3Curl",
+    "basic_auth": "ZGVwbG95OlRyMHViNGRvcjM=",
+    "prose": "correcthorse42",
 }
 
 
@@ -71,6 +76,23 @@ def _secret_transcript(write_jsonl):
                 "a3", "m3", text(f"Found GITHUB token {PLANTED['github']} and {PLANTED['slack']}")
             ),
             user("u2", f'set password = "{PLANTED["keyword"]}" and here is the key:\n{key_block}'),
+            assistant("a4", "m4", tool_use("t4", "Read", file_path="/srv/app/.env")),
+            result("r4", "t4", f"     1→DEBUG=1\n     2→DB_PASSWORD={PLANTED['read_tool_env']}"),
+            assistant(
+                "a5",
+                "m5",
+                tool_use(
+                    "t5",
+                    "Bash",
+                    command=(
+                        f"mysql -u root -p{PLANTED['mysql']} app < d.sql && "
+                        f"curl -u deploy:{PLANTED['curl_user']} https://ci.internal && "
+                        f"curl -H 'Authorization: Basic {PLANTED['basic_auth']}' https://x"
+                    ),
+                ),
+            ),
+            result("r5", "t5", "ok"),
+            user("u3", f"my DB password is {PLANTED['prose']}, can you connect?"),
         ]
     )
 
@@ -114,6 +136,36 @@ def test_sanitizer_removes_every_planted_secret():
     assert sanitizer.summary()["email"] == 1
 
 
+# The kinds that real coding sessions leak and that simple patterns miss.
+LEAKY = {
+    "read_tool_arrow": ("     1→DB_PASSWORD=Kp7#vR2qLx9", "Kp7#vR2qLx9"),
+    "read_tool_tab": ("12\tSTRIPE_SECRET=sk_test_51HqLmN0pQ", "sk_test_51HqLmN0pQ"),
+    "mysql": ("mysql -u root -pW1nterIsC0ming appdb < dump.sql", "W1nterIsC0ming"),
+    "curl_user": ("curl -u deploy:Tr0ub4dor3 https://ci.internal/api", "Tr0ub4dor3"),
+    "basic_auth": ("Authorization: Basic ZGVwbG95OlRyMHViNGRvcjM=", "ZGVwbG95OlRyMHViNGRvcjM="),
+    "prose": ("my DB password is correcthorse42, can you connect?", "correcthorse42"),
+    "yaml": ("database:\n  client_secret: Zq8vN2mLp4Wc", "Zq8vN2mLp4Wc"),
+    "json": ('{"db_pass": "Tr0ub4dor&3", "host": "db"}', "Tr0ub4dor&3"),
+    "ini": ("[database]\npassword = Sup3rS3cretIni", "Sup3rS3cretIni"),
+    "connection_string": ("Server=db;Uid=sa;Pwd=Y0uRp4ssCs;", "Y0uRp4ssCs"),
+    "header": ("x-api-key: 9f8e7d6c5b4a3f2e1d0c", "9f8e7d6c5b4a3f2e1d0c"),
+    "high_entropy_key": (
+        'stripe_key = "rk_live_51Hh2kLmNoPqRsTuVwXyZ012"',
+        "rk_live_51Hh2kLmNoPqRsTuVwXyZ012",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LEAKY))
+def test_sanitizer_removes_the_kinds_real_sessions_leak(kind):
+    text_, secret = LEAKY[kind]
+    sanitizer = Sanitizer()
+    clean = sanitizer.text(text_)
+    assert secret not in clean
+    assert "[REDACTED:" in clean
+    assert sum(sanitizer.summary().values()) >= 1
+
+
 def test_sanitizer_keeps_ordinary_text():
     sanitizer = Sanitizer()
     text_ = (
@@ -121,6 +173,16 @@ def test_sanitizer_keeps_ordinary_text():
     )
     assert sanitizer.text(text_) == text_
     assert sanitizer.summary() == {}
+    code = [
+        "mkdir -p build && ssh -p 22 deploy@host",
+        "rows.sort(key=lambda row: row.name)",
+        "def login(token: str, password: str) -> None:",
+        "monkey = banana",
+        "export DEBUG=1",
+        "The password is checked by verify_password() in auth.py.",
+    ]
+    for line in code:
+        assert sanitizer.text(line) == line.replace("deploy@host", "deploy@host"), line
 
 
 def test_send_delivers_sanitized_spans_and_no_secret(write_jsonl):
@@ -130,7 +192,7 @@ def test_send_delivers_sanitized_spans_and_no_secret(write_jsonl):
             "send", str(path), "--endpoint", receiver.url, "--header", "x-api-key=team-key", "--yes"
         )
         assert done.returncode == 0, done.stderr
-        assert "Sent: 1 of 1 sessions (2 traces) accepted." in done.stdout
+        assert "Sent: 1 of 1 sessions (3 traces) accepted." in done.stdout
         assert "About to send" in done.stdout
         assert "redacted:" in done.stdout
         (request,) = receiver.behaviour.requests
@@ -141,7 +203,7 @@ def test_send_delivers_sanitized_spans_and_no_secret(write_jsonl):
         assert value not in wire, kind
     spans = [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
     names = sorted(span.name for span in spans)
-    assert names.count("invoke_agent claude-code") == 2
+    assert names.count("invoke_agent claude-code") == 3
     assert "execute_tool Bash" in names
     assert any(name.startswith("chat ") for name in names)
 
@@ -181,7 +243,7 @@ def test_judgments_travel_as_evaluation_events_with_their_reasoning_redacted(wri
         )
         assert done.returncode == 0, done.stderr
         (request,) = receiver.behaviour.requests
-    assert "3 steps (chat spans), 1 evaluations" in done.stdout
+    assert "5 steps (chat spans), 1 evaluations" in done.stdout
     wire = request.SerializeToString().decode("utf-8", errors="replace")
     assert PLANTED["github"] not in wire
     spans = [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
@@ -244,7 +306,7 @@ def test_connection_refused_and_partial_delivery(write_jsonl, tmp_path):
         done = _tsq("send", str(first), str(second), "--endpoint", receiver.url, "--yes")
         assert len(receiver.behaviour.requests) == 1
     assert done.returncode == 1
-    assert "1 of 2 sessions (2 traces) accepted" in done.stderr
+    assert "1 of 2 sessions (3 traces) accepted" in done.stderr
 
 
 def test_subagents_are_sent_sanitized_under_their_spawning_call():

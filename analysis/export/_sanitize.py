@@ -8,6 +8,7 @@ cut to a configurable size after redaction, so a secret is never left half visib
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -60,9 +61,47 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]
         lambda m: f"{m.group(1)}[REDACTED:password]@",
     ),
     (
+        "basic_auth",
+        re.compile(r"(?i)\b(authorization\s*:\s*basic\s+)[A-Za-z0-9+/=_\-]{6,}"),
+        lambda m: f"{m.group(1)}[REDACTED:basic_auth]",
+    ),
+    (
+        "auth_header",
+        re.compile(
+            r"(?i)\b((?:authorization|proxy-authorization|x-api-key|api-key|x-auth-token|"
+            r"x-access-token|private-token)\s*:\s*(?:token\s+|apikey\s+)?)"
+            r"(?!\[REDACTED|bearer\s|basic\s)([^\s\"',;]{6,})"
+        ),
+        lambda m: f"{m.group(1)}[REDACTED:auth_header]",
+    ),
+    (
+        "command_password",
+        re.compile(
+            r"(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)"
+            r"(?!\[REDACTED)([^\s\"']+)"
+        ),
+        lambda m: f"{m.group(1)}[REDACTED:password]",
+    ),
+    (
+        "command_password",
+        re.compile(
+            r"((?:^|\s)--(?:password|passwd|pass|token|api-key)(?:=|\s+)[\"']?)"
+            r"(?!\[REDACTED)([^\s\"']+)"
+        ),
+        lambda m: f"{m.group(1)}[REDACTED:password]",
+    ),
+    (
+        "command_password",
+        re.compile(r"((?:^|\s)(?:-u|--user)\s+[\"']?[^\s:\"']+:)(?!\[REDACTED)([^\s\"'@]+)"),
+        lambda m: f"{m.group(1)}[REDACTED:password]",
+    ),
+    (
+        # A file as Claude Code's Read tool returns it has a line-number prefix ("  12→" or
+        # "12<tab>") before each line.
         "env_assignment",
         re.compile(
-            r"(?im)^(\s*(?:export\s+)?[A-Z][A-Z0-9_]*(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PWD|CREDENTIALS?)"
+            r"(?m)^(\s*(?:\d+(?:→|\t))?\s*(?:export\s+)?[A-Z][A-Z0-9_]*"
+            r"(?:KEY|SECRET|TOKEN|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?)"
             r"[A-Z0-9_]*\s*=\s*)(?!\[REDACTED)(\S+)"
         ),
         lambda m: f"{m.group(1)}[REDACTED:env_value]",
@@ -74,6 +113,17 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]
             r"(?!\[REDACTED)([^\s\"',;]{8,})"
         ),
         lambda m: f"{m.group(1)}[REDACTED:secret_value]",
+    ),
+    (
+        # "my DB password is hunter2", "the token was: abc123…": the next word after the verb,
+        # when it holds something besides letters (so "the password is correct" stays).
+        "password_in_prose",
+        re.compile(
+            r"(?i)\b((?:password|passwd|passcode|passphrase|pwd|pin|api key|secret key|token)"
+            r"(?:\s+(?:for|of|on|to)\s+\S+)?\s+(?:is|was|are|=)\s*:?\s+[\"'`]?)"
+            r"(?!\[REDACTED)(?=[^\s\"'`]*[^A-Za-z\s\"'`.,;!?)])([^\s\"'`]{4,}?)([\"'`.,;!?)]*(?:\s|$))"
+        ),
+        lambda m: f"{m.group(1)}[REDACTED:password]{m.group(3)}",
     ),
     (
         "email",
@@ -88,6 +138,52 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]
 ]
 
 
+# Any ``name = value`` / ``name: value`` / ``"name": "value"`` / ``name => value`` (shell, env,
+# YAML, JSON, TOML, INI, headers, connection strings): the name decides how sure we must be.
+_ASSIGNMENT = re.compile(
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,60})(?P<sep>[\"']?[ \t]*(?:=>|:=|=|:)[ \t]*[\"']?)"
+    r"(?!\[REDACTED)(?P<value>[^\s\"'`,;{}()\[\]<>]{6,})"
+)
+_SECRET_NAME = re.compile(
+    r"(?i)(pass(?:wd|word|phrase)?|pwd|secret|token|credential|api[_-]?key|apikey|"
+    r"access[_-]?key|private[_-]?key|client[_-]?key)"
+)
+_KEYISH_NAME = re.compile(r"(?i)(key|auth|cookie|salt|signature|session|sig)")
+_CODE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_NOT_A_VALUE = {
+    "any",
+    "bool",
+    "boolean",
+    "bytes",
+    "false",
+    "none",
+    "null",
+    "number",
+    "optional",
+    "required",
+    "secretstr",
+    "string",
+    "true",
+    "undefined",
+}
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+def _looks_secret(name: str, value: str) -> bool:
+    if value.startswith(("$", "%", "{{", "${")) or value.lower() in _NOT_A_VALUE:
+        return False
+    if _CODE_PATH.fullmatch(value) or set(value) <= {"*", "x", "X", "."}:
+        return False
+    if _SECRET_NAME.search(name):
+        return True
+    return bool(_KEYISH_NAME.search(name)) and len(value) >= 16 and _entropy(value) >= 3.5
+
+
 class Sanitizer:
     """Redacts strings and counts what it redacted, by kind."""
 
@@ -99,11 +195,18 @@ class Sanitizer:
         for kind, pattern, replacement in _PATTERNS:
             value, found = pattern.subn(replacement, value)
             self.counts[kind] += found
+        value = _ASSIGNMENT.sub(self._assignment, value)
         value = self._detect_secrets(value)
         if truncate and self.max_chars is not None and len(value) > self.max_chars:
             self.counts["truncated"] += 1
             value = f"{value[: self.max_chars]}…[+{len(value) - self.max_chars} chars removed]"
         return value
+
+    def _assignment(self, match: re.Match[str]) -> str:
+        if not _looks_secret(match["name"], match["value"]):
+            return match[0]
+        self.counts["secret_assignment"] += 1
+        return f"{match['name']}{match['sep']}[REDACTED:secret_value]"
 
     def _detect_secrets(self, value: str) -> str:
         for line in value.splitlines():

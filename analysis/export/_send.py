@@ -101,9 +101,27 @@ def prepare(
     return prepared, preview
 
 
+def endpoint_problem(endpoint: str) -> str | None:
+    """Why ``endpoint`` cannot be sent to, in one sentence, or None when it can."""
+    try:
+        url = httpx.URL(endpoint)
+    except httpx.InvalidURL as error:
+        return f"{endpoint!r} is not a valid endpoint URL ({error})"
+    if url.scheme not in ("http", "https") or not url.host:
+        return f"{endpoint!r} is not an http:// or https:// endpoint URL"
+    return None
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """The first line of a server's answer, control characters blanked, at most ``limit``."""
+    lines = text.strip().splitlines()
+    first = "".join(ch if ch.isprintable() else " " for ch in lines[0]) if lines else ""
+    return first[:limit] + ("…" if len(first) > limit else "")
+
+
 def _failure(error: Exception | httpx.Response, endpoint: str) -> str:
     if isinstance(error, httpx.Response):
-        detail = error.text.strip().splitlines()[0][:200] if error.text.strip() else ""
+        detail = _printable(error.text)
         kind = "rejected the request" if error.status_code < 500 else "failed"
         return f"{endpoint} {kind} with HTTP {error.status_code}" + (
             f": {detail}" if detail else ""
@@ -112,7 +130,7 @@ def _failure(error: Exception | httpx.Response, endpoint: str) -> str:
         return f"{endpoint} did not answer in time"
     if isinstance(error, httpx.ConnectError):
         return f"could not connect to {endpoint} (connection refused or host unreachable)"
-    return f"sending to {endpoint} failed ({type(error).__name__}: {error})"
+    return f"sending to {endpoint} failed ({type(error).__name__}: {_printable(str(error))})"
 
 
 def send(
@@ -123,6 +141,10 @@ def send(
 ) -> SendOutcome:
     """POST each session's traces; stop at the first failure and say what was accepted."""
     outcome = SendOutcome()
+    problem = endpoint_problem(endpoint)
+    if problem is not None:
+        outcome.error = problem
+        return outcome
     request_headers = {"Content-Type": PROTOBUF, **(headers or {})}
     with httpx.Client(timeout=timeout) as client:
         for item in prepared:
