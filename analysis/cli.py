@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import polars as pl
-from tqdm import tqdm
 
-from analysis.catalog._menus import load_live_dump
-from analysis.export._otlp import export_counts, export_otlp_json
-from analysis.export._sanitize import DEFAULT_MAX_CHARS
-from analysis.export._send import SendPreview, prepare, send
-from analysis.ingest._loader import load
-from analysis.ingest._report import IngestReport, ingest_report
-from analysis.judge._cost import RunEstimate, RunStats, dollars, estimate_run
-from analysis.judge._results import load_judgments, merge_judgments
-from analysis.lint._findings import lint as lint_sessions
-from analysis.models import LoadResult, ToolCatalog, TurnJudgment
-from analysis.render._judge_input import CONDITIONS, DEFAULT_STEP_CHARS, RenderOptions, judge_inputs
-from analysis.render._steps import parse_step_selection
-from analysis.study._agreement import AgreementReport, agreement_report
-from analysis.study._labels import LabelError, read_config
-from analysis.study._reconcile import AdjudicationStore, Study, default_store_path, load_study
-from analysis.study._tables import TABLES, StudyTables, study_tables
-from analysis.views._tables import turn_scores
+if TYPE_CHECKING:
+    from analysis.export._send import SendPreview
+    from analysis.ingest._report import IngestReport
+    from analysis.judge._cost import RunEstimate, RunStats
+    from analysis.models import LoadResult, ToolCatalog, TurnJudgment
+    from analysis.study import AdjudicationStore, AgreementReport, Study, StudyTables
+
+# Every import of the analysis package (and of tqdm, polars, asyncio, sqlite3) is made by the
+# command that needs it, so that ``tsq --help`` and ``tsq ingest`` load no statistics,
+# charting, API or OTLP library. tests/test_imports.py holds the line.
+
+# Option defaults, written out so that building the commands imports nothing; each equals the
+# constant it mirrors (analysis.export._sanitize.DEFAULT_MAX_CHARS and
+# analysis.render._judge_input.DEFAULT_STEP_CHARS), which tests/test_imports.py checks.
+DEFAULT_MAX_CHARS = 2000
+DEFAULT_STEP_CHARS = 12_000
 
 EXIT_NOTHING_LOADED = 2
 
@@ -80,6 +76,9 @@ def ingest(paths: tuple[str, ...], as_json: bool, catalog: str | None) -> None:
     Exit status: 0 when at least one session was loaded (with or without issues),
     2 when nothing could be loaded.
     """
+    from analysis.ingest._loader import load
+    from analysis.ingest._report import ingest_report
+
     result = load(paths, catalog=catalog)
     report = ingest_report(result)
     if as_json:
@@ -94,6 +93,8 @@ def ingest(paths: tuple[str, ...], as_json: bool, catalog: str | None) -> None:
 
 def _load_or_exit(paths: tuple[str, ...], catalog: str | None = None) -> LoadResult:
     """Load, report every issue on stderr, and exit 2 when nothing could be loaded."""
+    from analysis.ingest._loader import load
+
     result = load(paths, catalog=catalog)
     for issue in result.all_issues():
         click.echo(str(issue), err=True)
@@ -106,6 +107,8 @@ def _load_or_exit(paths: tuple[str, ...], catalog: str | None = None) -> LoadRes
 def _live_dump_or_exit(path: str | None) -> ToolCatalog | None:
     if path is None:
         return None
+    from analysis.catalog._menus import load_live_dump
+
     live, issues = load_live_dump(path)
     for issue in issues:
         click.echo(str(issue), err=True)
@@ -138,6 +141,7 @@ def export(
 ) -> None:
     """Write sessions as OTLP/JSON traces (one trace per turn, one chat span per model
     response; OTel GenAI + Pydantic AI)."""
+    from analysis.export._otlp import export_counts, export_otlp_json  # OpenTelemetry: on use
 
     result = _load_or_exit(paths)
     document = export_otlp_json(
@@ -211,6 +215,8 @@ def send_command(
     judgments: str | None,
 ) -> None:
     """Sanitize sessions and send them as OTLP traces, after showing what will leave."""
+    from analysis.export._send import prepare, send  # httpx, OpenTelemetry, detect-secrets
+
     headers = _headers(header_pairs)
     result = _load_or_exit(paths)
     prepared, preview = prepare(
@@ -239,6 +245,9 @@ def send_command(
 
 
 def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
+    from analysis.render._judge_input import CONDITIONS
+    from analysis.views._tables import turn_scores
+
     for condition in CONDITIONS:
         rows = [j for j in judgments if j.condition == condition]
         if not rows:
@@ -263,6 +272,8 @@ def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
 
 
 def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
+    from analysis.judge._cost import dollars
+
     click.echo(
         f"{estimate.units} {unit}s from {estimate.sessions} sessions ({estimate.tool_calls} tool "
         f"calls) x {votes} votes = {estimate.requests} requests"
@@ -347,11 +358,18 @@ def judge(
     Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option, the
     estimate above --max-cost, or the judge cannot start (key, model).
     """
+    import asyncio
+
+    from tqdm import tqdm
+
     from analysis.judge._chainpoll import (
         JudgeConfig,
         JudgeError,
         judge_rendered,
     )  # the SDK is slow to import
+    from analysis.judge._cost import dollars, estimate_run
+    from analysis.render._judge_input import CONDITIONS, RenderOptions, judge_inputs
+    from analysis.render._steps import parse_step_selection
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")
@@ -416,6 +434,8 @@ def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
     """Judgments from ``--judgments``; a file that cannot be used is one sentence and exit 2."""
     if path is None:
         return []
+    from analysis.judge._results import load_judgments
+
     try:
         return load_judgments(path)
     except OSError as error:
@@ -435,6 +455,8 @@ def lint(
     paths: tuple[str, ...], judgments: str | None, as_json: bool, live_catalog: str | None
 ) -> None:
     """Explain suspicious scores: findings per step, turn and session, with stable codes."""
+    from analysis.lint._findings import lint as lint_sessions
+
     result = _load_or_exit(paths)
     loaded = _judgments_or_exit(judgments)
     findings = lint_sessions(result.sessions, loaded, live=_live_dump_or_exit(live_catalog))
@@ -466,6 +488,8 @@ db_option = click.option(
 
 
 def _study_or_exit(labels: str, config: str | None) -> Study:
+    from analysis.study import LabelError, load_study, read_config
+
     try:
         study = load_study(labels, read_config(config) if config else None)
     except LabelError as error:
@@ -505,6 +529,10 @@ def _print_agreement(report: AgreementReport) -> None:
 
 
 def _print_tables(tables: StudyTables) -> None:
+    import polars as pl
+
+    from analysis.study._tables import TABLES
+
     counts = tables.sessions
     click.echo(
         f"{counts.sessions} sessions, {counts.with_disagreement} with a disagreement: "
@@ -547,6 +575,8 @@ def agreement(
     resamples: int,
 ) -> None:
     """Agreement between raters per field; with --tables, the reconciled study's five tables."""
+    from analysis.study import agreement_report, study_tables
+
     study = _study_or_exit(labels, config)
     if tables:
         store = _existing_store(labels, db)
@@ -573,6 +603,10 @@ def agreement(
 
 
 def _store_for(labels: str, db: str | None) -> AdjudicationStore:
+    import sqlite3
+
+    from analysis.study import AdjudicationStore, default_store_path
+
     path = Path(db) if db else default_store_path(labels)
     try:
         return AdjudicationStore(path)
@@ -583,6 +617,8 @@ def _store_for(labels: str, db: str | None) -> AdjudicationStore:
 
 def _existing_store(labels: str, db: str | None) -> AdjudicationStore | None:
     """The store named by --db, else the study's default one if it was ever created."""
+    from analysis.study import default_store_path
+
     if db is None and not default_store_path(labels).exists():
         return None
     return _store_for(labels, db)
@@ -606,8 +642,12 @@ def adjudicate(
     db: str | None,
 ) -> None:
     """Let the AI adjudicator apply the rules to every disagreement no one has decided."""
+    import asyncio
+
+    from tqdm import tqdm
+
     from analysis.judge._chainpoll import JudgeConfig, JudgeError
-    from analysis.study._adjudicator import adjudicate_open  # the SDK is slow to import
+    from analysis.study import adjudicate_open  # the SDK is slow to import
 
     study = _study_or_exit(labels, config)
     store = _store_for(labels, db)
@@ -659,7 +699,10 @@ def report(
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
+    from analysis.judge._results import merge_judgments
+    from analysis.lint._findings import lint as lint_sessions
     from analysis.report._html import build_report, study_sections  # Altair, vl-convert: on use
+    from analysis.study import study_tables
 
     result = _load_or_exit(paths)
     judged = merge_judgments(result.judgments, _judgments_or_exit(judgments))

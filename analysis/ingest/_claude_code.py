@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import msgspec
 
@@ -37,6 +38,81 @@ _LOCAL_COMMAND_MARKERS = (
     "<bash-stdout>",
     "<bash-stderr>",
 )
+
+
+class EventEntry(TypedDict):
+    """A turn event (:class:`analysis.models.TurnEvent` once validated)."""
+
+    kind: str
+    text: str
+    timestamp: str | None
+    line: int | None
+
+
+class CallEntry(TypedDict):
+    """A tool call (:class:`analysis.models.ToolCall` once validated)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    result: dict[str, Any] | None
+    """As :meth:`ParseContext.tool_result` makes it."""
+    timestamp: str | None
+    line: int
+    subagent: SubagentEntry | None
+
+
+class MessageEntry(TypedDict):
+    """One model response, its content blocks joined (:class:`analysis.models.AssistantMessage`)."""
+
+    id: str
+    model: str | None
+    text: str
+    thinking: str
+    tool_calls: list[CallEntry]
+    usage: dict[str, int] | None
+    """None until :meth:`ConversationBuilder.finish` reduces the last block's raw usage."""
+    timestamp: str | None
+
+
+class TurnEntry(TypedDict):
+    """One turn (:class:`analysis.models.Turn` once validated)."""
+
+    index: int
+    ask: str
+    command: str | None
+    timestamp: str | None
+    line: int
+    agent_version: str | None
+    catalog_index: int | None
+    messages: list[MessageEntry]
+    events: list[EventEntry]
+    expanded_prompt: NotRequired[str]
+    """The prompt a slash command expanded to, on that command's turn."""
+
+
+class SubagentEntry(TypedDict):
+    """A subagent run (:class:`analysis.models.SubagentRun` once validated)."""
+
+    agent_id: str | None
+    source: str
+    prompt: str
+    messages: list[MessageEntry]
+
+
+class CatalogToolEntry(TypedDict):
+    name: str
+    description: str | None
+    parameters: dict[str, Any]
+    provenance: str
+
+
+class CatalogEntry(TypedDict):
+    """The tool list of a stream-json ``init`` record (:class:`analysis.models.ToolCatalog`)."""
+
+    tools: list[CatalogToolEntry]
+    source: str
+    captured_at: str | None
 
 
 class ToolUseResult(msgspec.Struct):
@@ -166,32 +242,38 @@ def _classify_user_text(text: str) -> str:
 
 
 class ConversationBuilder:
-    """Turns a stream of user/assistant/system records into turns, as plain dicts.
+    """Turns a stream of user/assistant/system records into turns, as typed dicts.
 
-    Plain dicts are validated into models once per session, which is much faster than
-    building a model per record. A record whose ``uuid`` was already seen is skipped, and a
-    response written again under new uuids (same ``message.id``) adds no message, call or text.
+    The dicts (:class:`TurnEntry` and what it holds) are validated into models once per
+    session, which is much faster than building a model per record. A record whose ``uuid``
+    was already seen is skipped, and a response written again under new uuids (same
+    ``message.id``) adds no message, call or text.
     """
 
     def __init__(self, context: ParseContext) -> None:
         self.context = context
-        self.turns: list[dict[str, Any]] = []
+        self.turns: list[TurnEntry] = []
         self.ask_uuids: list[str | None] = []
         """The uuid of the user record that opened each turn, in turn order."""
-        self.calls: dict[str, dict[str, Any]] = {}
-        self.messages: dict[str, dict[str, Any]] = {}
+        self.calls: dict[str, CallEntry] = {}
+        """Every tool call by id, for pairing results and attaching subagents."""
+        self.messages: dict[Hashable, MessageEntry] = {}
+        """Every response by ``message.id`` (else record uuid, else file:line)."""
         self.agent_ids: dict[str, str] = {}
-        self.catalogs: list[dict[str, Any]] = []
+        """Call id to the id of the subagent it spawned, from its result's ``toolUseResult``."""
+        self.catalogs: list[CatalogEntry] = []
+        self._raw_usage: dict[Hashable, Any] = {}
+        """The last block's ``usage`` of each response, reduced by :meth:`finish`."""
         self._seen_uuids: set[str] = set()
         self._seen_texts: set[tuple[str, str, str]] = set()
         self._command_uuid: str | None = None
-        self._manual_compaction: list[dict[str, Any]] = []
+        self._manual_compaction: list[EventEntry] = []
 
-    def finish(self) -> list[dict[str, Any]]:
+    def finish(self) -> list[TurnEntry]:
         """The turns, with each message's raw usage reduced to the token counts we keep."""
         self._settle_manual_compaction()
-        for entry in self.messages.values():
-            entry["usage"] = _usage(entry["usage"])
+        for key, entry in self.messages.items():
+            entry["usage"] = _usage(self._raw_usage.get(key))
         return self.turns
 
     # -- records -----------------------------------------------------------------------------
@@ -224,13 +306,13 @@ class ConversationBuilder:
             ):
                 self._event("queued_message", content, record, line)
 
-    def _current_turn(self, line: int, record: Record) -> dict[str, Any]:
+    def _current_turn(self, line: int, record: Record) -> TurnEntry:
         if not self.turns:
             self._new_turn("", None, record, line)
         return self.turns[-1]
 
     def _new_turn(self, ask: str, command: str | None, record: Record, line: int) -> None:
-        events = []
+        events: list[EventEntry] = []
         if command == "/compact":
             events, self._manual_compaction = self._manual_compaction, []
         else:
@@ -266,13 +348,30 @@ class ConversationBuilder:
         """No ``/compact`` turn came: the held compaction stays in the turn it arrived in."""
         if self._manual_compaction:
             held, self._manual_compaction = self._manual_compaction, []
-            self._current_turn(held[0]["line"], Record())["events"].extend(held)
+            first_line = held[0]["line"]
+            assert first_line is not None  # every held entry is a record's
+            self._current_turn(first_line, Record())["events"].extend(held)
 
     # -- user --------------------------------------------------------------------------------
 
     def _add_user(self, line: int, record: Record, message: dict[str, Any]) -> None:
+        """Classify a user record, in this order (the first that applies wins):
+
+        1. content neither text nor a list of blocks: an issue, and the record is skipped;
+        2. ``tool_result`` blocks: each is paired with its call; any text beside them is a
+           ``user_interjection`` event, and nothing else is done;
+        3. ``isCompactSummary``: the compaction summary, a ``compaction`` event;
+        4. the text, by :func:`_classify_user_text` (interrupt, background_task, local_command,
+           command, else turn), then:
+           a. a turn-like text whose parent is the last slash command's record, before that
+              command's turn has a response: the prompt the command expanded to
+              (``expanded_prompt`` of that turn; such records are usually ``isMeta``);
+           b. any other ``isMeta`` record: dropped;
+           c. turn: a new turn; command: a new turn named by the command; anything else: an
+              event of that kind in the current turn.
+        """
         content = message.get("content")
-        if not isinstance(content, str | list):
+        if not isinstance(content, str | list):  # 1.
             self.context.issue(
                 line, "user message content is neither text nor a list of blocks; skipped"
             )
@@ -284,20 +383,20 @@ class ConversationBuilder:
                     has_results = True
                     self._pair_result(line, record, block)
         text = _text_of(content)
-        if has_results:
+        if has_results:  # 2.
             if text.strip():
                 self._event("user_interjection", text, record, line)
             return
-        if record.isCompactSummary:
+        if record.isCompactSummary:  # 3.
             self._compaction(text, record, line, manual=False)
             return
-        kind = _classify_user_text(text)
-        if kind == "turn" and self._is_command_expansion(record):
+        kind = _classify_user_text(text)  # 4.
+        if kind == "turn" and self._is_command_expansion(record):  # 4a.
             self.turns[-1]["expanded_prompt"] = text
             return
-        if record.isMeta:
+        if record.isMeta:  # 4b.
             return
-        if kind == "turn":
+        if kind == "turn":  # 4c.
             self._command_uuid = None
             self._new_turn(text, None, record, line)
         elif kind == "command":
@@ -343,9 +442,10 @@ class ConversationBuilder:
         message_id = message.get("id") or record.uuid or f"{self.context.file}:{line}"
         entry = self.messages.get(message_id)
         if entry is None:
+            model = message.get("model")
             entry = {
                 "id": str(message_id),
-                "model": message.get("model") if isinstance(message.get("model"), str) else None,
+                "model": model if isinstance(model, str) else None,
                 "text": "",
                 "thinking": "",
                 "tool_calls": [],
@@ -356,7 +456,7 @@ class ConversationBuilder:
             self._current_turn(line, record)["messages"].append(entry)
         usage = message.get("usage")
         if usage is not None:
-            entry["usage"] = usage  # the last block's usage is the message's; see finish()
+            self._raw_usage[message_id] = usage  # the last block's is the message's; finish()
         content = message.get("content")
         if isinstance(content, str):
             entry["text"] = _join(entry["text"], content)
@@ -371,15 +471,18 @@ class ConversationBuilder:
                 self._add_block(line, record, entry, block)
 
     def _add_block(
-        self, line: int, record: Record, entry: dict[str, Any], block: dict[str, Any]
+        self, line: int, record: Record, entry: MessageEntry, block: dict[str, Any]
     ) -> None:
         kind = block.get("type")
-        if kind in ("text", "thinking"):
+        if kind == "text" or kind == "thinking":
             value = str(block.get(kind, ""))
             seen = (entry["id"], kind, value)
             if seen not in self._seen_texts:  # the same block written again adds nothing
                 self._seen_texts.add(seen)
-                entry[kind] = _join(entry[kind], value)
+                if kind == "text":
+                    entry["text"] = _join(entry["text"], value)
+                else:
+                    entry["thinking"] = _join(entry["thinking"], value)
         elif kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
             if not isinstance(call_id, str) or not isinstance(name, str):
@@ -393,7 +496,7 @@ class ConversationBuilder:
                     line, f"tool_use {call_id} input is not an object; kept as 'value'"
                 )
                 arguments = {"value": arguments}
-            call = {
+            call: CallEntry = {
                 "id": call_id,
                 "name": name,
                 "input": arguments,
@@ -423,15 +526,15 @@ class ConversationBuilder:
             self._event("local_command", str(record.content or ""), record, line)
 
 
-def _event_entry(kind: str, text: str, record: Record, line: int) -> dict[str, Any]:
+def _event_entry(kind: str, text: str, record: Record, line: int) -> EventEntry:
     return {"kind": kind, "text": text, "timestamp": timestamp(record.timestamp), "line": line}
 
 
-def _init_catalog(record: Record, line: int, context: ParseContext) -> dict[str, Any]:
+def _init_catalog(record: Record, line: int, context: ParseContext) -> CatalogEntry:
     """The tool list of a stream-json ``system``/``init`` record, described from the baseline
     where the names match (the record carries names only)."""
     baseline = {tool.name: tool for tool in baseline_catalog().tools}
-    tools = []
+    tools: list[CatalogToolEntry] = []
     for name in record.tools:
         if not isinstance(name, str):
             context.issue(line, "init record lists a tool that is not a name; skipped")
@@ -455,7 +558,7 @@ def build_subagent(
     source: str,
     agent_id: str | None,
     context: ParseContext,
-) -> dict[str, Any]:
+) -> SubagentEntry:
     builder = ConversationBuilder(context)
     for line, record in records:
         builder.add(line, record)
@@ -470,12 +573,25 @@ def _sidechain_groups(
 ) -> list[list[tuple[int, Record]]]:
     """Split inline 1.0.x sidechain records into one group per subagent run (by root)."""
     parents = {r.uuid: r.parentUuid for _, r in sidechain if r.uuid}
+    roots: dict[Any, Any] = {}
+    """Each uuid whose walk up ended at a record with no parent in the sidechain: that root."""
 
     def root(uuid: Any) -> Any:
         seen = set()
+        walked = []
         while parents.get(uuid) in parents and uuid not in seen:
+            known = roots.get(uuid)
+            if known is not None:  # the rest of the walk was done before, and ended at a root
+                uuid = known
+                break
             seen.add(uuid)
+            walked.append(uuid)
             uuid = parents[uuid]
+        else:
+            if uuid in seen:  # a cycle: where the walk stops depends on where it began
+                return uuid
+        for step in walked:
+            roots[step] = uuid
         return uuid
 
     groups: dict[Any, list[tuple[int, Record]]] = defaultdict(list)
@@ -595,8 +711,8 @@ def _display(child: Path, parent: Path, parent_display: str) -> str:
 
 def _load_subagent_files(
     path: Path, files: list[Path], context: ParseContext
-) -> dict[str, dict[str, Any]]:
-    runs: dict[str, dict[str, Any]] = {}
+) -> dict[str, SubagentEntry]:
+    runs: dict[str, SubagentEntry] = {}
     for file in files:
         file_context = context.for_file(_display(file, path, context.file))
         try:
@@ -614,9 +730,9 @@ def _load_subagent_files(
 def _attach_subagents(
     builder: ConversationBuilder,
     parts: _FileParts,
-    file_runs: dict[str, dict[str, Any]],
+    file_runs: dict[str, SubagentEntry],
     context: ParseContext,
-) -> list[dict[str, Any]]:
+) -> list[SubagentEntry]:
     """Give each spawning call its subagent run; return the runs no call claims.
 
     A subagent's own file wins over its ``agent_progress`` copy, so nothing counts twice.
@@ -628,7 +744,7 @@ def _attach_subagents(
     ]
     for call_id, call in builder.calls.items():
         agent_id = builder.agent_ids.get(call_id) or parts.progress_agent.get(call_id)
-        run = None
+        run: SubagentEntry | None = None
         if agent_id and agent_id in file_runs:
             run = file_runs.pop(agent_id)
         elif call_id in parts.progress:

@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import Any, get_args
 
 from analysis.catalog._live import tool_def_fields
-from analysis.export._otlp import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from analysis.ingest._context import ParseContext
 from analysis.models import CatalogBasis, EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
 from analysis.render._judge_input import EXPANSION_PREFIX, render_call
@@ -126,13 +125,14 @@ def _spans(document: dict[str, Any], context: ParseContext) -> list[_Span]:
     for resource in document.get("resourceSpans", []):
         if not isinstance(resource, dict):
             continue
-        for scope_spans in resource.get("scopeSpans", []) or resource.get(
-            "instrumentationLibrarySpans", []
-        ):
+        listed = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans")
+        for scope_spans in listed if isinstance(listed, list) else []:
             if not isinstance(scope_spans, dict):
                 continue
-            scope = str((scope_spans.get("scope") or {}).get("name", ""))
-            for raw in scope_spans.get("spans", []):
+            scope_of = scope_spans.get("scope")
+            scope = str(scope_of.get("name", "")) if isinstance(scope_of, dict) else ""
+            raws = scope_spans.get("spans")
+            for raw in raws if isinstance(raws, list) else []:
                 if isinstance(raw, dict):
                     spans.append(_Span(raw, scope, len(spans), context))
                 else:
@@ -492,6 +492,8 @@ class _Turn:
 
     def events(self) -> list[dict[str, Any]]:
         """Turn events (``tsq.turn.event``) and turn-level judgments from the root spans."""
+        from analysis.export._otlp import TURN_EVENT  # OpenTelemetry: only once OTLP is read
+
         events = []
         for root in self.roots:
             self._judge(root, _Step())
@@ -516,6 +518,8 @@ class _Turn:
 
     def _judge(self, span: _Span, step: _Step) -> None:
         """Each ``tool_selection_quality`` evaluation event on ``span`` as a judgment."""
+        from analysis.export._otlp import EVALUATION_EVENT, EVALUATION_NAME  # see events()
+
         for event in span.events:
             name = event.attributes.get("gen_ai.evaluation.name")
             if event.name != EVALUATION_EVENT or str(name).lower() != EVALUATION_NAME:

@@ -1,0 +1,120 @@
+"""What importing the package and running the CLI loads, and that every lazy name resolves.
+
+``import analysis`` and ``tsq --help`` must load no statistics, charting, API or OTLP library
+(nor polars, numpy or pandas); ``tsq ingest`` must not either. Each loads on first use.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = (
+    "statsmodels",
+    "krippendorff",
+    "altair",
+    "vl_convert",
+    "anthropic",
+    "opentelemetry",
+    "detect_secrets",
+    "polars",
+    "numpy",
+    "pandas",
+    "scipy",
+    "httpx",
+)
+PACKAGES = (
+    "analysis",
+    "analysis.ingest",
+    "analysis.catalog",
+    "analysis.render",
+    "analysis.judge",
+    "analysis.lint",
+    "analysis.views",
+    "analysis.study",
+    "analysis.export",
+    "analysis.report",
+)
+
+# Run ``code`` (after sys.argv is set to ``argv``), then print the heavy modules it loaded.
+_PROBE = """
+import atexit, sys
+HEAVY = {heavy!r}
+atexit.register(
+    lambda: print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in HEAVY))
+)
+sys.argv = {argv!r}
+{code}
+"""
+
+
+def _heavy_loaded(code: str, argv: list[str] | None = None) -> list[str]:
+    probe = _PROBE.format(heavy=set(HEAVY), argv=argv or ["tsq"], code=code)
+    run = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    lines = [line for line in run.stdout.splitlines() if line.startswith("LOADED ")]
+    assert lines, f"no probe output; exit {run.returncode}\n{run.stdout}\n{run.stderr}"
+    return ast.literal_eval(lines[-1].removeprefix("LOADED "))
+
+
+def test_import_analysis_loads_nothing_heavy() -> None:
+    assert _heavy_loaded("import analysis") == []
+
+
+def test_import_cli_loads_nothing_heavy() -> None:
+    assert _heavy_loaded("import analysis.cli") == []
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["ingest", "--help"], ["judge", "--help"]])
+def test_tsq_help_loads_nothing_heavy(argv: list[str]) -> None:
+    code = "from analysis.cli import main\nmain()"
+    assert _heavy_loaded(code, ["tsq", *argv]) == []
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_tsq_ingest_loads_nothing_heavy(as_json: bool) -> None:
+    argv = ["tsq", "ingest", str(REPO / "sample_data"), *(["--json"] if as_json else [])]
+    assert _heavy_loaded("from analysis.cli import main\nmain()", argv) == []
+
+
+def test_cli_defaults_mirror_their_constants() -> None:
+    """The CLI writes its option defaults out so that building the commands imports nothing."""
+    from analysis import cli
+    from analysis.export._sanitize import DEFAULT_MAX_CHARS
+    from analysis.render._judge_input import DEFAULT_STEP_CHARS
+
+    assert cli.DEFAULT_MAX_CHARS == DEFAULT_MAX_CHARS
+    assert cli.DEFAULT_STEP_CHARS == DEFAULT_STEP_CHARS
+
+
+def _stub_names(package: str) -> set[str]:
+    """The names an ``__init__.pyi`` re-exports (``from .x import name as name``)."""
+    module = importlib.import_module(package)
+    assert module.__file__ is not None
+    stub = Path(module.__file__).with_suffix(".pyi")
+    tree = ast.parse(stub.read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_lazy_name_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    names = list(module.__all__)
+    assert names, f"{package}.__all__ is empty"
+    assert len(names) == len(set(names)), f"{package}.__all__ repeats a name"
+    for name in names:
+        assert getattr(module, name) is not None, f"{package}.{name}"
+    assert set(names) <= set(dir(module)), f"dir({package}) lacks some of __all__"
+    assert set(names) == _stub_names(package), f"{package}: __init__.pyi and __all__ differ"
