@@ -21,7 +21,7 @@ CatalogBasis = Literal[
     "version+live+observed",
 ]
 SubagentSource = Literal["file", "progress", "sidechain"]
-Condition = Literal["full", "catalog_no_call", "bare"]
+Condition = Literal["bare", "catalog_no_call", "full"]  # the ablation order: least context first
 JudgeUnit = Literal["step", "turn"]
 EventKind = Literal[
     "background_task",

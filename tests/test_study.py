@@ -7,17 +7,20 @@ import multiprocessing
 import subprocess
 import sys
 import threading
+import typing
 from pathlib import Path
 
 import polars as pl
 import pytest
 import records as r
 
+import analysis.study
 from analysis.study import (
     AdjudicationStore,
     Decision,
     HigherScore,
     HumanUnlessRedundant,
+    LabelError,
     PreferSide,
     comparisons,
     decision_history,
@@ -131,6 +134,45 @@ def test_suggested_causes_and_rule_proposals():
     assert propose(rule, policy, human, flagged, 2).side == "council"
     assert propose(rule, policy, human, flagged, None).side is None
     assert propose(rule, policy, "insufficient_use", flagged, 5).side is None
+
+
+def test_every_rule_kind_proposes_and_describes_itself():
+    """A rule kind added to the union without its own ``propose`` and ``describe`` fails here,
+    not silently as "no proposal" at reconciliation time."""
+    from analysis.study._rules import RULE_KINDS, Rule, RuleBase
+
+    members = typing.get_args(typing.get_args(Rule)[0])
+    assert [m.model_fields["kind"].default for m in members] == list(RULE_KINDS)
+    for member in members:
+        assert member.propose is not RuleBase.propose, member
+        assert member.describe is not RuleBase.describe, member
+    assert PreferSide(side="human").describe() == "defer to the human"
+    assert "3 or more" in HumanUnlessRedundant(min_redundant=3).describe()
+
+
+def test_unknown_rule_kind_in_labels_toml_is_one_error_naming_the_file(tmp_path):
+    (tmp_path / "labels.csv").write_text(
+        "item_id,rater,rater_kind,grade\na,ann,human,B\na,opus,council,A\n"
+    )
+    config = tmp_path / "labels.toml"
+    config.write_text(
+        '[[fields]]\nname = "grade"\nvalues = ["A", "B"]\n[rules.grade]\nkind = "coin_flip"\n'
+    )
+    with pytest.raises(LabelError) as caught:
+        load_study(tmp_path)
+    assert str(caught.value) == (
+        f"{config}: rules.grade: unknown rule kind 'coin_flip' "
+        "(known kinds: higher_score, prefer, human_unless_redundant, none)"
+    )
+    config.write_text('[[fields]]\nname = "grade"\n[rules.grade]\nside = "human"\n')
+    with pytest.raises(LabelError, match=r"rules\.grade: a rule needs a kind"):
+        load_study(tmp_path)
+
+
+def test_every_exported_name_loads():
+    """The stub lazy_loader reads names each one's module: a name left behind by a move fails."""
+    for name in analysis.study.__all__:
+        assert getattr(analysis.study, name) is not None, name
 
 
 def _transcript(path: Path, item: str, repeats: int) -> None:

@@ -28,7 +28,9 @@ Severity = Literal["error", "warning", "info"]
 Scope = Literal["step", "turn", "every turn", "session"]
 _SPECIFICITY = {scope: rank for rank, scope in enumerate(get_args(Scope))}
 """Most specific first: a finding about the step itself, then its turn, then its session."""
-SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+"""Most severe first."""
+SEVERITY_ORDER: dict[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 CODES = (
     "NO_CATALOG",
     "SINGLE_TOOL_CATALOG",

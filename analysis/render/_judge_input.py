@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, Field
 
@@ -31,7 +31,7 @@ from analysis.models import (
 )
 from analysis.render._steps import Step, find_step, select_steps
 
-CONDITIONS: tuple[Condition, ...] = ("bare", "catalog_no_call", "full")
+CONDITIONS: tuple[Condition, ...] = get_args(Condition)
 DEFAULT_CONTEXT_CHARS = 2000
 DEFAULT_ARGUMENT_CHARS = 200
 DEFAULT_STEP_CHARS = 12_000

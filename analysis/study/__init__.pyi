@@ -18,35 +18,43 @@ from ._charts import (
     kappa_intervals_chart as kappa_intervals_chart,
     raw_agreement_chart as raw_agreement_chart,
 )
-from ._labels import (
+from ._config import (
     FieldSpec as FieldSpec,
-    HigherScore as HigherScore,
-    HumanUnlessRedundant as HumanUnlessRedundant,
     LabelConfig as LabelConfig,
     LabelError as LabelError,
-    LabelSet as LabelSet,
-    PreferSide as PreferSide,
     default_config as default_config,
     read_config as read_config,
+)
+from ._labels import (
+    LabelSet as LabelSet,
     read_labels as read_labels,
 )
 from ._reconcile import (
-    AdjudicationStore as AdjudicationStore,
-    Decision as Decision,
-    Proposal as Proposal,
-    Study as Study,
     all_decisions as all_decisions,
     comparisons as comparisons,
     decision_history as decision_history,
-    default_store_path as default_store_path,
-    load_study as load_study,
     open_disagreements as open_disagreements,
     propose as propose,
     reconcile as reconcile,
-    redundant_calls as redundant_calls,
-    redundant_counts as redundant_counts,
     still_open as still_open,
     suggest_cause as suggest_cause,
+)
+from ._rules import (
+    HigherScore as HigherScore,
+    HumanUnlessRedundant as HumanUnlessRedundant,
+    PreferSide as PreferSide,
+    Proposal as Proposal,
+)
+from ._store import (
+    AdjudicationStore as AdjudicationStore,
+    Decision as Decision,
+    default_store_path as default_store_path,
+)
+from ._study import (
+    Study as Study,
+    load_study as load_study,
+    redundant_calls as redundant_calls,
+    redundant_counts as redundant_counts,
 )
 from ._tables import (
     SHARE_COLUMNS as SHARE_COLUMNS,

@@ -1,4 +1,4 @@
-"""Labels from several raters on the same items, and the configuration that gives them meaning.
+"""Labels from several raters on the same items, read into a :class:`LabelSet`.
 
 Labels come in long form (``item_id, rater, rater_kind, field, value``) or wide form (one row
 per item and rater, one column per field) as CSV, JSON Lines or Parquet. Every bad row becomes
@@ -9,202 +9,39 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import tomllib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal, get_args
 
 import orjson
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from analysis.ingest._jsonio import first_error, iter_jsonl
+from analysis.ingest._jsonio import iter_jsonl
 from analysis.models import ParseIssue
 
+# FieldSpec, LabelConfig, LabelError and read_config moved to _config, the rule types to
+# _rules; re-exported here for the modules that still import them from _labels.
+from analysis.study._config import (
+    FieldSpec as FieldSpec,
+    LabelConfig as LabelConfig,
+    LabelError as LabelError,
+    default_config as default_config,
+    read_config as read_config,
+)
+from analysis.study._rules import (
+    HigherScore as HigherScore,
+    HumanUnlessRedundant as HumanUnlessRedundant,
+    PreferSide as PreferSide,
+    Rule as Rule,
+)
+
 RaterKind = Literal["llm", "council", "human", "adjudicator"]
-RATER_KINDS: tuple[str, ...] = ("llm", "council", "human", "adjudicator")
+RATER_KINDS: tuple[RaterKind, ...] = get_args(RaterKind)
 LONG_COLUMNS = ("item_id", "rater", "rater_kind", "field", "value")
 ID_COLUMNS = ("item_id", "rater", "rater_kind")
 # Columns of a wide file that describe the item rather than a label.
 ITEM_COLUMNS = ("redundant_calls", "session_id")
 LABEL_SUFFIXES = (".csv", ".jsonl", ".parquet")
-BUILTIN_CAUSES = ("severity_shift", "definition_mismatch", "schema_gap", "human_error")
-
-
-class LabelError(Exception):
-    """A labels file or config that cannot be used at all; the message is one line."""
-
-
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class FieldSpec(_Config):
-    """One labelled field: its vocabulary, whether it is ordered, and schema mappings.
-
-    ``schema_mapping`` maps a value to the coarser value one side uses for it (humans who
-    collapse ``slightly_over`` into ``wasteful``: ``{"slightly_over": "wasteful"}``); two
-    labels equal under the mapping disagree only by a schema gap.
-    """
-
-    name: str
-    kind: Literal["ordinal", "nominal"] = "nominal"
-    values: list[str] = Field(default_factory=list)
-    schema_mapping: dict[str, str] = Field(default_factory=dict)
-    description: str = ""
-
-    @model_validator(mode="after")
-    def _check(self) -> FieldSpec:
-        if self.kind == "ordinal" and len(self.values) < 2:
-            raise ValueError(f"ordinal field {self.name!r} needs its values in order")
-        unknown = set(self.schema_mapping) | set(self.schema_mapping.values())
-        unknown -= set(self.values)
-        if self.values and unknown:
-            raise ValueError(f"schema_mapping of {self.name!r} names unknown {sorted(unknown)}")
-        return self
-
-    def mapped(self, value: str) -> str:
-        return self.schema_mapping.get(value, value)
-
-    def rank(self, value: str) -> int | None:
-        """Position in the ordinal scale, None for nominal fields and unknown values."""
-        if self.kind != "ordinal" or value not in self.values:
-            return None
-        return self.values.index(value)
-
-
-class HigherScore(_Config):
-    """Take the label higher on the ordinal scale."""
-
-    kind: Literal["higher_score"] = "higher_score"
-
-
-class PreferSide(_Config):
-    """Take one side's label."""
-
-    kind: Literal["prefer"] = "prefer"
-    side: Literal["human", "council"]
-
-
-class HumanUnlessRedundant(_Config):
-    """Take the human's ``value`` unless ``min_redundant`` clearly redundant calls are visible.
-
-    A redundant call repeats an earlier call of the same tool with the same arguments. With
-    that many, the council's label stands.
-    """
-
-    kind: Literal["human_unless_redundant"] = "human_unless_redundant"
-    value: str = "appropriate_use"
-    min_redundant: int = Field(default=2, ge=1)
-
-
-class NoRule(_Config):
-    """No rule: every disagreement goes to an adjudicator unaided."""
-
-    kind: Literal["none"] = "none"
-
-
-Rule = Annotated[
-    HigherScore | PreferSide | HumanUnlessRedundant | NoRule, Field(discriminator="kind")
-]
-
-
-class CouncilSpec(_Config):
-    """Stage-1 judges (one rater each) and the chairman whose label is the council's.
-
-    Left empty, stage-1 judges are the raters of kind ``llm`` and the chairman the rater of
-    kind ``council``.
-    """
-
-    stage1: list[str] = Field(default_factory=list)
-    chairman: str | None = None
-
-
-class LabelConfig(_Config):
-    """Fields, council and reconciliation rules; read from TOML or JSON by :func:`read_config`."""
-
-    fields: list[FieldSpec]
-    council: CouncilSpec = Field(default_factory=CouncilSpec)
-    rules: dict[str, Rule] = Field(default_factory=dict)
-    causes: list[str] = Field(default_factory=list, description="user-defined causes")
-
-    @model_validator(mode="after")
-    def _check(self) -> LabelConfig:
-        names = [spec.name for spec in self.fields]
-        if len(set(names)) != len(names):
-            raise ValueError("a field is declared twice")
-        for name, rule in self.rules.items():
-            spec = self.field(name)
-            if isinstance(rule, HigherScore) and (spec is None or spec.kind != "ordinal"):
-                raise ValueError(f"rule higher_score needs {name!r} declared as ordinal")
-            covered = spec.values if spec else []
-            if isinstance(rule, HumanUnlessRedundant) and covered and rule.value not in covered:
-                raise ValueError(f"rule value {rule.value!r} is not a value of {name!r}")
-        return self
-
-    def field(self, name: str) -> FieldSpec | None:
-        return next((spec for spec in self.fields if spec.name == name), None)
-
-    def rule(self, name: str) -> Rule:
-        return self.rules.get(name, NoRule())
-
-    @property
-    def all_causes(self) -> list[str]:
-        return [*BUILTIN_CAUSES, *(c for c in self.causes if c not in BUILTIN_CAUSES)]
-
-
-def default_config() -> LabelConfig:
-    """The four fields of the council-vs-human study and its reconciliation rules."""
-    return LabelConfig(
-        fields=[
-            FieldSpec(
-                name="task_completed",
-                kind="ordinal",
-                values=["not_completed", "partially_completed", "completed"],
-                description="Did the agent finish the task the user asked for?",
-            ),
-            FieldSpec(
-                name="efficiency_bucket",
-                kind="ordinal",
-                values=["efficient", "slightly_over", "wasteful"],
-                schema_mapping={"slightly_over": "wasteful"},
-                description="Tool calls spent against what the task needed.",
-            ),
-            FieldSpec(
-                name="tool_policy",
-                values=["appropriate_use", "unnecessary_use", "insufficient_use"],
-                description="Did the agent use tools appropriately for the request?",
-            ),
-            FieldSpec(
-                name="looped",
-                values=["no", "yes"],
-                description="Did the agent repeat the same steps without progress?",
-            ),
-        ],
-        rules={
-            "task_completed": HigherScore(),
-            "tool_policy": HumanUnlessRedundant(),
-            "efficiency_bucket": PreferSide(side="council"),
-            "looped": NoRule(),
-        },
-    )
-
-
-def read_config(path: str | Path) -> LabelConfig:
-    """A :class:`LabelConfig` from a TOML or JSON file; :class:`LabelError` names what is wrong."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-        data = json.loads(raw) if path.suffix == ".json" else tomllib.loads(raw.decode())
-    except OSError as error:
-        raise LabelError(f"{path}: cannot read ({error.strerror})") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise LabelError(f"{path}: not valid {path.suffix.lstrip('.').upper()} ({error})") from None
-    try:
-        return LabelConfig.model_validate(data)
-    except ValidationError as error:
-        raise LabelError(f"{path}: {first_error(error)}") from None
 
 
 class LabelSet:

@@ -13,13 +13,9 @@ import polars as pl
 from pydantic import BaseModel
 
 from analysis.study._agreement import DEFAULT_RESAMPLES, pair_agreement
-from analysis.study._reconcile import (
-    AdjudicationStore,
-    Study,
-    all_decisions,
-    comparisons,
-    reconcile,
-)
+from analysis.study._reconcile import all_decisions, comparisons, reconcile
+from analysis.study._store import AdjudicationStore
+from analysis.study._study import Study
 
 TABLES = ("raw_agreement", "causes", "adjudication_load", "ai_sides", "before_after")
 ALL_FIELDS = "all fields"

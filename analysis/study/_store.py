@@ -1,0 +1,111 @@
+"""Decisions on disagreements: the :class:`Decision` record, the SQLite :class:`AdjudicationStore`
+the app and the AI adjudicator save to, and decisions shipped as a table beside the labels."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_data_dir
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from analysis.ingest._jsonio import first_error
+from analysis.models import ParseIssue
+from analysis.study._labels import read_rows
+
+DECISION_COLUMNS = ("item_id", "field", "adjudicator", "adjudicator_kind", "side", "value")
+
+
+class Decision(BaseModel):
+    """One adjudication: who decided, which side they chose, why."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    item_id: str
+    field: str
+    adjudicator: str
+    adjudicator_kind: Literal["human", "ai"]
+    side: Literal["human", "council", "other"]
+    value: str
+    cause: str
+    note: str = ""
+    decided_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class AdjudicationStore:
+    """Decisions in an SQLite file: every save is its own committed transaction.
+
+    A connection per call, WAL journal and a busy timeout let several browser tabs (threads)
+    or processes save at once without losing a decision. History is kept; the latest decision
+    for an (item, field) is the current one.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS decisions ("
+                " id INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL,"
+                " field TEXT NOT NULL, adjudicator TEXT NOT NULL,"
+                " adjudicator_kind TEXT NOT NULL, side TEXT NOT NULL, value TEXT NOT NULL,"
+                " cause TEXT NOT NULL, note TEXT NOT NULL, decided_at TEXT NOT NULL)"
+            )
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        with closing(sqlite3.connect(self.path, timeout=30)) as conn:
+            conn.execute("PRAGMA synchronous=FULL")
+            with conn:  # commits on success, rolls back on error
+                yield conn
+
+    def save(self, decision: Decision) -> None:
+        row = decision.model_dump(mode="json")
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT INTO decisions (item_id, field, adjudicator, adjudicator_kind, side,"
+                " value, cause, note, decided_at) VALUES (:item_id, :field, :adjudicator,"
+                " :adjudicator_kind, :side, :value, :cause, :note, :decided_at)",
+                row,
+            )
+
+    def version(self) -> int:
+        """The id of the latest decision saved (0: none yet): it changes with every save, from
+        any thread or process, so it keys caches of what the decisions feed."""
+        with self._connect() as conn:
+            latest: int | None = conn.execute("SELECT MAX(id) FROM decisions").fetchone()[0]
+        return latest or 0
+
+    def decisions(self) -> list[Decision]:
+        """Every decision saved, oldest first."""
+        with self._connect() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
+        return [Decision.model_validate(dict(row)) for row in rows]
+
+
+def read_decisions(path: Path, issues: list[ParseIssue]) -> list[Decision]:
+    """Decisions from a CSV, JSONL or Parquet file; bad rows become issues naming their line."""
+    decisions = []
+    for line, row in read_rows(path, issues):
+        try:
+            decisions.append(Decision.model_validate(row))
+        except ValidationError as error:
+            issues.append(ParseIssue(file=str(path), line=line, reason=first_error(error)))
+    return decisions
+
+
+def default_store_path(study_path: str | Path) -> Path:
+    """Where a study's decisions are kept unless told otherwise: one file per study folder,
+    under ``$TSQ_DATA_DIR`` if set, else the user's data folder."""
+    root = Path(study_path).expanduser().resolve()
+    digest = hashlib.sha1(str(root).encode(), usedforsecurity=False).hexdigest()[:10]
+    base = Path(os.environ.get("TSQ_DATA_DIR") or user_data_dir("tsq-workbench"))
+    return base / "adjudications" / f"{root.stem}-{digest}.sqlite"
