@@ -6,6 +6,7 @@ test knows what each vote will be without asking the code under test.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -66,6 +67,8 @@ class Script:
     polls: int = 0
     _split_counter: int = 0
     contrary_field: str | None = None  # adjudications of this field go against the rule
+    slow_seconds: float = 3.0  # how long a "slow" fault takes to answer
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> its input
 
 
 def decision_rule(prompt: str, contrary_field: str | None) -> dict[str, str]:
@@ -90,6 +93,11 @@ def prompt_of(body: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(block["text"] for block in content if block.get("type") == "text")
+
+
+def _tool_of(body: dict[str, Any]) -> str:
+    """The name of the tool a request forces (malformed answers still call it)."""
+    return body.get("tools", [{}])[0].get("name", "record_verdict")
 
 
 def _message(
@@ -133,7 +141,9 @@ class FakeAnthropic:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                # the client may have given up waiting (a timeout under test)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(payload)
 
             def _error(
                 self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
@@ -204,16 +214,17 @@ class FakeAnthropic:
                 elif fault == "server_error":
                     self._error(500, "api_error", "boom")
                 elif fault == "slow":
-                    time.sleep(3)
+                    time.sleep(script.slow_seconds)
                     self._send(200, outer._answer(body))
                 elif fault == "no_verdict":
                     self._send(200, _message(body["model"], None))
                 elif fault == "bad_verdict":
-                    self._send(
-                        200, _message(body["model"], {"reasoning": "hmm", "verdict": "maybe"})
-                    )
+                    bad = {"reasoning": "hmm", "verdict": "maybe"}
+                    self._send(200, _message(body["model"], bad, tool=_tool_of(body)))
                 elif fault == "missing_fields":
-                    self._send(200, _message(body["model"], {"verdict": "correct"}))
+                    self._send(
+                        200, _message(body["model"], {"verdict": "correct"}, tool=_tool_of(body))
+                    )
                 else:
                     if script.delay:
                         time.sleep(script.delay)
@@ -238,6 +249,8 @@ class FakeAnthropic:
         return rule_verdict(prompt)
 
     def _answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        if (tool := _tool_of(body)) in self.script.answers:
+            return _message(body["model"], self.script.answers[tool], tool=tool)
         if body.get("tools", [{}])[0].get("name") == "record_decision":
             prompt = prompt_of(body)
             decision = decision_rule(prompt, self.script.contrary_field)

@@ -7,32 +7,31 @@ valid vote is unscored (``score`` None), never 0 or 1.
 
 Every request puts the rubric and the menu first, marked for prompt caching: the steps of a
 session share that prefix, so after the first request it is billed as a cache read.
+
+Calling the model (retries, re-asking, the vote cache, tokens and cost) is ``analysis.llm``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
-import hashlib
-import json
-import os
-import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-import anthropic
-from platformdirs import user_cache_dir
 from pydantic import BaseModel, Field
 
-from analysis.judge._cost import RunStats
 from analysis.judge._rubric import RUBRIC_VERSION, parse_vote, vote_request
+from analysis.llm._cache import default_cache_dir as default_cache_dir
+from analysis.llm._client import Answer, LLMClient, open_client
+from analysis.llm._config import DEFAULT_TIMEOUT, LLMConfig, LLMError
+from analysis.llm._cost import RunStats
 from analysis.models import TurnJudgment, Vote
 from analysis.render._judge_input import JudgeInput
 
+JudgeError = LLMError
+"""A problem that stops a run before any vote, told in one sentence."""
 
-class JudgeError(Exception):
-    """A problem that stops a run before any vote, told in one sentence."""
+VOTE_CACHE = "judge-votes.sqlite3"
+"""The vote cache's file in ``cache_dir``."""
 
 
 class JudgeConfig(BaseModel):
@@ -45,86 +44,29 @@ class JudgeConfig(BaseModel):
     """How often a malformed vote is asked again before it is discarded."""
     max_retries: int = Field(default=5, ge=0, le=20)
     """Transport retries (429, 5xx, 529 overloaded, timeouts), honouring retry-after."""
-    timeout: float = 120.0
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    """Seconds one HTTP request may take before it counts as timed out (and is retried)."""
     max_tokens: int = 1024
     cache_dir: Path | None = None
     poll_seconds: float = 10.0
     """Batch mode: how long to wait between status checks."""
 
-
-def default_cache_dir() -> Path:
-    """The user's cache directory (``$XDG_CACHE_HOME/tsq-workbench`` on Linux)."""
-    return Path(user_cache_dir("tsq-workbench"))
-
-
-class VoteCache:
-    """Valid votes on disk, keyed by (rendered input, model, rubric version, vote index)."""
-
-    def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.path = folder / "judge-votes.sqlite3"
-        self._db = sqlite3.connect(self.path)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS votes (key TEXT PRIMARY KEY, vote TEXT NOT NULL)"
+    def llm_config(self, cache: bool = True) -> LLMConfig:
+        """The model client's settings; with ``cache``, the vote cache (the user's cache
+        directory unless ``cache_dir`` says otherwise)."""
+        return LLMConfig(
+            model=self.model,
+            base_url=self.base_url,
+            api_key=self.api_key,
+            timeout=self.timeout,
+            concurrency=self.concurrency,
+            max_retries=self.max_retries,
+            attempts=self.attempts_per_vote,
+            max_tokens=self.max_tokens,
+            cache_dir=(self.cache_dir or default_cache_dir()) if cache else None,
+            cache_file=VOTE_CACHE,
+            poll_seconds=self.poll_seconds,
         )
-        self._db.commit()
-
-    @staticmethod
-    def key(prompt: str, model: str, index: int) -> str:
-        material = json.dumps([prompt, model, RUBRIC_VERSION, index])
-        return hashlib.sha256(material.encode()).hexdigest()
-
-    def get(self, key: str) -> Vote | None:
-        row = self._db.execute("SELECT vote FROM votes WHERE key = ?", (key,)).fetchone()
-        return Vote.model_validate_json(row[0]) if row else None
-
-    def put(self, key: str, vote: Vote) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO votes VALUES (?, ?)", (key, vote.model_dump_json())
-        )
-        self._db.commit()
-
-    def close(self) -> None:
-        self._db.close()
-
-
-def make_client(config: JudgeConfig, stats: RunStats) -> anthropic.AsyncAnthropic:
-    api_key = config.api_key or os.environ.get("ANTHROPIC_API_KEY")
-    if not api_key:
-        raise JudgeError(
-            "No Anthropic API key: set ANTHROPIC_API_KEY (or the app's secrets) to run the judge."
-        )
-
-    async def count(request: object) -> None:
-        stats.http_requests += 1
-
-    http_client = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
-    return anthropic.AsyncAnthropic(
-        api_key=api_key,
-        base_url=config.base_url,
-        max_retries=config.max_retries,
-        timeout=config.timeout,
-        http_client=http_client,
-    )
-
-
-async def resolve_model(client: anthropic.AsyncAnthropic, name: str) -> str:
-    """The model id for ``name`` (an id or a display name), checked against the models list."""
-    try:
-        models = [model async for model in client.models.list(limit=1000)]
-    except anthropic.AuthenticationError as error:
-        raise JudgeError("The API key was rejected (HTTP 401); check ANTHROPIC_API_KEY.") from error
-    except anthropic.APIConnectionError as error:
-        raise JudgeError(f"Could not reach the Anthropic API at {client.base_url}.") from error
-    except anthropic.APIStatusError as error:
-        raise JudgeError(f"Listing models failed with HTTP {error.status_code}.") from error
-    by_name = {m.id: m.id for m in models} | {m.display_name: m.id for m in models}
-    lowered = {key.lower(): value for key, value in by_name.items()}
-    if name in by_name or name.lower() in lowered:
-        return by_name.get(name) or lowered[name.lower()]
-    close = difflib.get_close_matches(name, [m.id for m in models], n=3, cutoff=0.3)
-    hint = f"; closest: {', '.join(close)}" if close else ""
-    raise JudgeError(f"Unknown judge model {name!r} (not in the models list{hint}).")
 
 
 def score_of(votes: Sequence[Vote]) -> float | None:
@@ -155,135 +97,54 @@ def judgment(
     )
 
 
-class Judge:
-    """Runs ChainPoll votes in direct mode, with a concurrency limit and the vote cache."""
-
-    def __init__(
-        self,
-        config: JudgeConfig,
-        client: anthropic.AsyncAnthropic,
-        cache: VoteCache | None,
-        stats: RunStats,
-        on_turn: Callable[[], None] | None = None,
-    ) -> None:
-        self.config = config
-        self.client = client
-        self.cache = cache
-        self.stats = stats
-        self.on_turn = on_turn
-        self.model = config.model
-        self._limit = asyncio.Semaphore(config.concurrency)
-
-    async def _ask(self, unit: JudgeInput) -> Vote | None:
-        """One vote, asked again while malformed, up to ``attempts_per_vote``."""
-        for _ in range(self.config.attempts_per_vote):
-            async with self._limit:
-                self.stats.votes_asked += 1
-                response = await self.client.messages.create(
-                    **vote_request(self.model, unit, self.config.max_tokens)
-                )
-            self.stats.add_usage(response.usage)
-            vote = parse_vote(response.content)
-            if vote is not None:
-                return vote
-        return None
-
-    async def _vote(self, unit: JudgeInput, index: int) -> tuple[Vote | None, str | None]:
-        key = VoteCache.key(unit.prompt_text(), self.model, index)
-        if self.cache is not None:
-            cached = self.cache.get(key)
-            if cached is not None:
-                self.stats.cache_hits += 1
-                return cached, None
-        try:
-            vote = await self._ask(unit)
-        except anthropic.APIStatusError as error:
-            return None, f"the API answered HTTP {error.status_code} after retries"
-        except (anthropic.APIConnectionError, anthropic.APITimeoutError):
-            return None, "the API could not be reached or timed out after retries"
-        if vote is None:
-            return None, f"no valid verdict in {self.config.attempts_per_vote} attempts"
-        if self.cache is not None:
-            self.cache.put(key, vote)
-        return vote, None
-
-    async def judge(self, rendered: JudgeInput) -> TurnJudgment:
-        results = await asyncio.gather(
-            *(self._vote(rendered, index) for index in range(self.config.votes))
-        )
-        votes = [vote for vote, _ in results if vote is not None]
-        reason = next((why for _, why in results if why), None)
-        if self.on_turn is not None:
-            self.on_turn()
-        return judgment(rendered, votes, self.config.votes, self.model, reason)
+def _from_answers(
+    rendered: JudgeInput, answers: Sequence[Answer[Vote]], model: str
+) -> TurnJudgment:
+    votes = [answer.value for answer in answers if answer.value is not None]
+    reason = next((answer.failure for answer in answers if answer.failure), None)
+    return judgment(rendered, votes, len(answers), model, reason)
 
 
-async def _batch_round(
-    client: anthropic.AsyncAnthropic,
-    requests: dict[str, dict[str, Any]],
+async def _judge_direct(
+    turns: Sequence[JudgeInput],
     config: JudgeConfig,
-    stats: RunStats,
-) -> dict[str, Vote | None]:
-    """Submit one Message Batch, wait for it to end, and read each request's vote."""
-    entries: Any = [{"custom_id": key, "params": params} for key, params in requests.items()]
-    batch = await client.messages.batches.create(requests=entries)
-    while batch.processing_status != "ended":
-        await asyncio.sleep(config.poll_seconds)
-        batch = await client.messages.batches.retrieve(batch.id)
-    votes: dict[str, Vote | None] = dict.fromkeys(requests)
-    async for item in await client.messages.batches.results(batch.id):
-        stats.votes_asked += 1
-        if item.result.type == "succeeded":
-            message = item.result.message
-            stats.add_usage(message.usage)
-            votes[item.custom_id] = parse_vote(message.content)
-    return votes
+    client: LLMClient,
+    on_turn: Callable[[], None] | None,
+) -> list[TurnJudgment]:
+    """Votes sent concurrently (up to ``concurrency`` in flight)."""
+
+    async def one(unit: JudgeInput) -> TurnJudgment:
+        request = vote_request(unit)
+        answers = await asyncio.gather(
+            *(
+                client.ask_structured(request, parse_vote, sample=index, what="verdict")
+                for index in range(config.votes)
+            )
+        )
+        if on_turn is not None:
+            on_turn()
+        return _from_answers(unit, answers, client.model)
+
+    return list(await asyncio.gather(*(one(turn) for turn in turns)))
 
 
 async def _judge_batch(
-    turns: Sequence[JudgeInput],
-    config: JudgeConfig,
-    client: anthropic.AsyncAnthropic,
-    cache: VoteCache,
-    model: str,
-    stats: RunStats,
+    turns: Sequence[JudgeInput], config: JudgeConfig, client: LLMClient
 ) -> list[TurnJudgment]:
     """The same votes as direct mode, asked through the Message Batches API in rounds:
     a malformed vote goes into the next round, up to ``attempts_per_vote`` rounds."""
-    prompts = [turn.prompt_text() for turn in turns]
-    votes: dict[tuple[int, int], Vote] = {}
-    pending: dict[str, tuple[int, int]] = {}
-    for t, prompt in enumerate(prompts):
-        for v in range(config.votes):
-            cached = cache.get(VoteCache.key(prompt, model, v))
-            if cached is not None:
-                stats.cache_hits += 1
-                votes[(t, v)] = cached
-            else:
-                pending[f"t{t}-v{v}"] = (t, v)
-    for _ in range(config.attempts_per_vote):
-        if not pending:
-            break
-        requests = {
-            key: vote_request(model, turns[t], config.max_tokens)
-            for key, (t, _v) in pending.items()
-        }
-        answers = await _batch_round(client, requests, config, stats)
-        for key, vote in answers.items():
-            if vote is None:
-                continue
-            t, v = pending.pop(key)
-            votes[(t, v)] = vote
-            cache.put(VoteCache.key(prompts[t], model, v), vote)
-    reason = f"no valid verdict in {config.attempts_per_vote} attempts"
+    requests = [vote_request(turn) for turn in turns]
+    answers = await client.ask_structured_batch(
+        {
+            f"t{t}-v{v}": (request, v)
+            for t, request in enumerate(requests)
+            for v in range(config.votes)
+        },
+        parse_vote,
+        what="verdict",
+    )
     return [
-        judgment(
-            turn,
-            [votes[(t, v)] for v in range(config.votes) if (t, v) in votes],
-            config.votes,
-            model,
-            reason,
-        )
+        _from_answers(turn, [answers[f"t{t}-v{v}"] for v in range(config.votes)], client.model)
         for t, turn in enumerate(turns)
     ]
 
@@ -300,19 +161,11 @@ async def judge_rendered(
     API (cheaper for large corpora) and gives identical output.
     """
     stats = RunStats()
-    client = make_client(config, stats)
-    cache = VoteCache(config.cache_dir or default_cache_dir())
-    try:
-        model = await resolve_model(client, config.model)
-        stats.model = model
+    async with open_client(config.llm_config(), stats) as client:
+        await client.resolve_model()
         stats.batch = batch
         if batch:
-            judgments = await _judge_batch(turns, config, client, cache, model, stats)
+            judgments = await _judge_batch(turns, config, client)
         else:
-            judge = Judge(config, client, cache, stats, on_turn)
-            judge.model = model
-            judgments = list(await asyncio.gather(*(judge.judge(turn) for turn in turns)))
-    finally:
-        cache.close()
-        await client.close()
+            judgments = await _judge_direct(turns, config, client, on_turn)
     return judgments, stats

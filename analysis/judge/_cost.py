@@ -1,73 +1,30 @@
-"""What judging costs: token prices, a run's counted usage, and the estimate before a run."""
+"""What judging would cost: the estimate before a run (prices and a run's counted usage are
+``analysis.llm``'s, re-exported here)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel
 
 from analysis.judge._rubric import RUBRIC, VERDICT_TOOL
+from analysis.llm._cost import (
+    BATCH_DISCOUNT as BATCH_DISCOUNT,
+    CACHE_READ_PRICE as CACHE_READ_PRICE,
+    CACHE_WRITE_PRICE as CACHE_WRITE_PRICE,
+    MIN_CACHED_TOKENS as MIN_CACHED_TOKENS,
+    PRICES as PRICES,
+    RunStats as RunStats,
+    dollars as dollars,
+    min_cached_tokens as min_cached_tokens,
+    price_of as price_of,
+)
 from analysis.render._judge_input import JudgeInput
 
-# USD per million tokens (input, output); a model not listed gets no cost estimate.
-PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
-CACHE_WRITE_PRICE = 1.25
-"""A cache write costs this many times an input token (5-minute cache)."""
-CACHE_READ_PRICE = 0.1
-"""A cache read costs this many times an input token."""
-BATCH_DISCOUNT = 0.5
-"""The Message Batches API bills half the direct price."""
-MIN_CACHED_TOKENS = 1024
-"""A prefix shorter than this is not cached by the API (2,048 for Haiku models)."""
 CHARS_PER_TOKEN = 4
 ESTIMATED_OUTPUT_TOKENS = 300
 """A vote's reasoning and verdict, for estimates before a run."""
-
-
-def price_of(model: str) -> tuple[float, float] | None:
-    """USD per million (input, output) tokens, by model family; None when unknown."""
-    return next((p for family, p in PRICES.items() if family in model.lower()), None)
-
-
-def min_cached_tokens(model: str) -> int:
-    return 2 * MIN_CACHED_TOKENS if "haiku" in model.lower() else MIN_CACHED_TOKENS
-
-
-class RunStats(BaseModel):
-    """What a run cost: requests made (retries included), cache hits and tokens."""
-
-    http_requests: int = 0
-    cache_hits: int = 0
-    votes_asked: int = 0
-    input_tokens: int = 0
-    """Uncached input tokens."""
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
-    output_tokens: int = 0
-    model: str = ""
-    batch: bool = False
-
-    def add_usage(self, usage: Any) -> None:
-        """Count a response's ``usage`` (the SDK's object)."""
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_write_tokens += getattr(usage, "cache_creation_input_tokens", None) or 0
-        self.cache_read_tokens += getattr(usage, "cache_read_input_tokens", None) or 0
-
-    @property
-    def cost_usd(self) -> float | None:
-        price = price_of(self.model)
-        if price is None:
-            return None
-        inputs = (
-            self.input_tokens
-            + CACHE_WRITE_PRICE * self.cache_write_tokens
-            + CACHE_READ_PRICE * self.cache_read_tokens
-        )
-        cost = (inputs * price[0] + self.output_tokens * price[1]) / 1e6
-        return cost * BATCH_DISCOUNT if self.batch else cost
 
 
 class RunEstimate(BaseModel):
@@ -99,13 +56,6 @@ class RunEstimate(BaseModel):
             f"{CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output tokens "
             "a vote; votes already cached are not asked again."
         )
-
-
-def dollars(value: float | None) -> str:
-    """A cost in dollars (cents, or a tenth of a cent below one cent)."""
-    if value is None:
-        return "unknown (no price for this model)"
-    return f"${value:,.2f}" if value == 0 or value >= 0.01 else f"${value:.4f}"
 
 
 def estimate_run(units: Sequence[JudgeInput], votes: int, model: str) -> RunEstimate:

@@ -1,14 +1,14 @@
 """The judge's rubric, its verdict tool, and the request and answer of one vote.
 
 Kept apart from the client (which needs the Anthropic SDK, slow to import) so that estimates
-and dry runs cost nothing.
+and dry runs cost nothing. The request is provider-neutral: ``analysis.llm`` sends it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from analysis.llm._request import StructuredRequest, TextPart, ToolSpec
 from analysis.models import Vote
 from analysis.render._judge_input import JudgeInput
 
@@ -32,7 +32,7 @@ Reason step by step before you decide:
 Then call record_verdict: "correct" when the tool choice was appropriate, "incorrect" when it
 was not, or when tools were needed and none was called."""
 
-VERDICT_TOOL: dict[str, Any] = {
+VERDICT_TOOL: ToolSpec = {
     "name": "record_verdict",
     "description": "Record the verdict on the turn's tool choice, with the reasoning behind it.",
     "input_schema": {
@@ -46,46 +46,21 @@ VERDICT_TOOL: dict[str, Any] = {
 }
 
 
-def parse_vote(content: Sequence[Any]) -> Vote | None:
-    """The vote in a response's content blocks, or None when it is malformed."""
-    for block in content:
-        if (
-            getattr(block, "type", None) == "tool_use"
-            and getattr(block, "name", None) == "record_verdict"
-        ):
-            data = getattr(block, "input", None)
-            if (
-                isinstance(data, dict)
-                and data.get("verdict") in ("correct", "incorrect")
-                and isinstance(data.get("reasoning"), str)
-            ):
-                return Vote(verdict=data["verdict"], reasoning=data["reasoning"])
+def parse_vote(data: dict[str, Any]) -> Vote | None:
+    """The vote in the verdict tool's input, or None when it is malformed."""
+    if data.get("verdict") in ("correct", "incorrect") and isinstance(data.get("reasoning"), str):
+        return Vote(verdict=data["verdict"], reasoning=data["reasoning"])
     return None
 
 
-def vote_request(model: str, unit: JudgeInput, max_tokens: int) -> dict[str, Any]:
-    """The Messages API parameters of one vote (the same in direct and batch mode).
+def vote_request(unit: JudgeInput) -> StructuredRequest:
+    """The request of one vote (the same in direct and batch mode).
 
     The verdict tool, the rubric and the menu come first and end in a cache breakpoint: every
     step of a session under one condition sends that prefix unchanged.
     """
-    return {
-        "model": model,
-        "max_tokens": max_tokens,
-        "system": RUBRIC,
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": unit.menu_text(),
-                        "cache_control": {"type": "ephemeral"},
-                    },
-                    {"type": "text", "text": unit.unit_text()},
-                ],
-            }
-        ],
-        "tools": [VERDICT_TOOL],
-        "tool_choice": {"type": "tool", "name": VERDICT_TOOL["name"]},
-    }
+    return StructuredRequest(
+        system=RUBRIC,
+        prompt=(TextPart(unit.menu_text(), cache=True), TextPart(unit.unit_text())),
+        tool=VERDICT_TOOL,
+    )

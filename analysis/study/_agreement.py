@@ -14,7 +14,8 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
-from analysis.study._labels import FieldSpec, LabelSet
+from analysis.study._config import FieldSpec
+from analysis.study._labels import LabelSet
 
 GroupBy = Literal["rater", "kind"]
 DEFAULT_RESAMPLES = 1000

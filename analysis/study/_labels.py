@@ -18,22 +18,7 @@ import polars as pl
 
 from analysis.ingest._jsonio import iter_jsonl
 from analysis.models import ParseIssue
-
-# FieldSpec, LabelConfig, LabelError and read_config moved to _config, the rule types to
-# _rules; re-exported here for the modules that still import them from _labels.
-from analysis.study._config import (
-    FieldSpec as FieldSpec,
-    LabelConfig as LabelConfig,
-    LabelError as LabelError,
-    default_config as default_config,
-    read_config as read_config,
-)
-from analysis.study._rules import (
-    HigherScore as HigherScore,
-    HumanUnlessRedundant as HumanUnlessRedundant,
-    PreferSide as PreferSide,
-    Rule as Rule,
-)
+from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config
 
 RaterKind = Literal["llm", "council", "human", "adjudicator"]
 RATER_KINDS: tuple[RaterKind, ...] = get_args(RaterKind)

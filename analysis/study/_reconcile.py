@@ -16,18 +16,8 @@ import polars as pl
 from analysis.study._agreement import rater_columns
 from analysis.study._config import FieldSpec
 from analysis.study._rules import Proposal, Rule
-
-# ``name as name``: moved to _store and _study, re-exported for modules importing them from here.
-from analysis.study._store import (
-    AdjudicationStore as AdjudicationStore,
-    Decision as Decision,
-    default_store_path as default_store_path,
-)
-from analysis.study._study import (
-    Study as Study,
-    load_study as load_study,
-    redundant_counts,
-)
+from analysis.study._store import AdjudicationStore, Decision
+from analysis.study._study import Study, redundant_counts
 
 
 def suggest_cause(spec: FieldSpec, human: str, council: str) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from analysis.lint._findings import (
+    SEVERITIES,
     Finding,
     finding_scope,
     findings_for_condition,
@@ -27,7 +28,6 @@ from analysis.render._judge_input import CONDITIONS, render_call
 from analysis.render._steps import turn_steps
 from analysis.views._frames import turns_frame
 from analysis.views._tables import (
-    SEVERITIES,
     findings_frame,
     judgments_frame,
     turn_scores,

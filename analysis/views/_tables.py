@@ -32,7 +32,6 @@ JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "n_discarded": pl.Int64,
     "model": pl.String,
 }
-SEVERITIES = ("error", "warning", "info")
 FINDING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "turn_index": pl.Int64,

@@ -1,0 +1,39 @@
+"""The one place a model is called: requests with a forced tool (structured output), parsing
+and re-asking malformed answers, retries, the answer cache, tokens and cost."""
+
+from ._cache import (
+    AnswerCache as AnswerCache,
+    default_cache_dir as default_cache_dir,
+)
+from ._client import (
+    Answer as Answer,
+    LLMClient as LLMClient,
+    open_client as open_client,
+)
+from ._config import (
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    LLMConfig as LLMConfig,
+    LLMError as LLMError,
+)
+from ._cost import (
+    RunStats as RunStats,
+    Usage as Usage,
+    dollars as dollars,
+    price_of as price_of,
+)
+from ._provider import (
+    ModelInfo as ModelInfo,
+    Provider as Provider,
+    ProviderFailure as ProviderFailure,
+    Rejected as Rejected,
+    Reply as Reply,
+    StatusFailure as StatusFailure,
+    TimedOut as TimedOut,
+    Unreachable as Unreachable,
+)
+from ._request import (
+    StructuredRequest as StructuredRequest,
+    TextPart as TextPart,
+    ToolSpec as ToolSpec,
+    tool_for as tool_for,
+)

@@ -1,0 +1,157 @@
+"""The Anthropic Messages API (and Message Batches) behind the ``Provider`` protocol.
+
+Imports the SDK, which is slow to import: the client loads this module only when it opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anthropic
+
+from analysis.llm._config import LLMConfig, LLMError
+from analysis.llm._cost import Usage
+from analysis.llm._provider import (
+    ModelInfo,
+    Rejected,
+    Reply,
+    StatusFailure,
+    TimedOut,
+    Unreachable,
+)
+from analysis.llm._request import StructuredRequest
+
+KEY_ENV = "ANTHROPIC_API_KEY"
+
+
+@asynccontextmanager
+async def _failures() -> AsyncIterator[None]:
+    """The SDK's errors (after its retries) as the protocol's failures."""
+    try:
+        yield
+    except anthropic.AuthenticationError as error:
+        raise Rejected(error.status_code) from error
+    except anthropic.APIStatusError as error:
+        raise StatusFailure(error.status_code) from error
+    except anthropic.APITimeoutError as error:
+        raise TimedOut(str(error)) from error
+    except anthropic.APIConnectionError as error:
+        raise Unreachable(str(error)) from error
+
+
+def message_params(model: str, request: StructuredRequest, max_tokens: int) -> dict[str, Any]:
+    """The Messages API parameters of a request (the same in direct and batch mode): the tool
+    is forced, and a part marked ``cache`` ends in a prompt-cache breakpoint."""
+    if isinstance(request.prompt, str):
+        content: str | list[dict[str, Any]] = request.prompt
+    else:
+        content = [
+            {"type": "text", "text": part.text}
+            | ({"cache_control": {"type": "ephemeral"}} if part.cache else {})
+            for part in request.prompt
+        ]
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": request.system,
+        "messages": [{"role": "user", "content": content}],
+        "tools": [request.tool],
+        "tool_choice": {"type": "tool", "name": request.tool["name"]},
+    }
+
+
+def _reply(message: Any, tool: str) -> Reply:
+    inputs = [
+        block.input
+        for block in message.content
+        if getattr(block, "type", None) == "tool_use"
+        and getattr(block, "name", None) == tool
+        and isinstance(getattr(block, "input", None), dict)
+    ]
+    usage = message.usage
+    return Reply(
+        inputs,
+        Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
+            cache_read_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
+        ),
+    )
+
+
+class AnthropicProvider:
+    name = "anthropic"
+    label = "Anthropic"
+    key_env = KEY_ENV
+
+    def __init__(self, config: LLMConfig, on_request: Callable[[], None]) -> None:
+        api_key = config.api_key or os.environ.get(KEY_ENV)
+        if not api_key:
+            raise LLMError(
+                f"No Anthropic API key: set {KEY_ENV} (or the app's secrets) to run the judge."
+            )
+
+        async def count(request: object) -> None:
+            on_request()
+
+        http_client = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=config.base_url,
+            max_retries=config.max_retries,
+            timeout=config.timeout,
+            http_client=http_client,
+        )
+
+    @property
+    def base_url(self) -> str:
+        return str(self.client.base_url)
+
+    async def list_models(self) -> list[ModelInfo]:
+        async with _failures():
+            return [
+                ModelInfo(model.id, model.display_name)
+                async for model in self.client.models.list(limit=1000)
+            ]
+
+    async def create(self, model: str, request: StructuredRequest, max_tokens: int) -> Reply:
+        async with _failures():
+            message = await self.client.messages.create(
+                **message_params(model, request, max_tokens)
+            )
+        return _reply(message, request.tool["name"])
+
+    async def run_batch(
+        self,
+        model: str,
+        requests: Mapping[str, StructuredRequest],
+        max_tokens: int,
+        poll_seconds: float,
+    ) -> dict[str, Reply | None]:
+        """Submit one Message Batch, wait for it to end, and read each request's reply."""
+        entries: Any = [
+            {"custom_id": key, "params": message_params(model, request, max_tokens)}
+            for key, request in requests.items()
+        ]
+        replies: dict[str, Reply | None] = {}
+        async with _failures():
+            batch = await self.client.messages.batches.create(requests=entries)
+            while batch.processing_status != "ended":
+                await asyncio.sleep(poll_seconds)
+                batch = await self.client.messages.batches.retrieve(batch.id)
+            async for item in await self.client.messages.batches.results(batch.id):
+                result = item.result
+                replies[item.custom_id] = (
+                    _reply(result.message, requests[item.custom_id].tool["name"])
+                    if result.type == "succeeded"
+                    else None
+                )
+        return replies
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,81 @@
+"""What the client needs from an API: the models list, one structured answer, and a batch.
+
+A provider turns its SDK's errors into the failures below, so the client words them the same
+way whichever API answered. Anthropic's Messages API is the one implemented; an
+OpenAI-compatible Chat Completions provider fits the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from analysis.llm._cost import Usage
+from analysis.llm._request import StructuredRequest
+
+
+class ModelInfo(NamedTuple):
+    id: str
+    display_name: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer: the inputs the model gave the forced tool (in order), and its tokens."""
+
+    tool_inputs: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+
+
+class ProviderFailure(Exception):
+    """A request failed after the SDK's retries."""
+
+
+class StatusFailure(ProviderFailure):
+    def __init__(self, status: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+
+
+class Rejected(StatusFailure):
+    """The API key was rejected (HTTP 401)."""
+
+
+class Unreachable(ProviderFailure):
+    """No HTTP answer: the connection failed."""
+
+
+class TimedOut(Unreachable):
+    """No HTTP answer in time."""
+
+
+class Provider(Protocol):
+    name: str
+    """Part of every cache key: ``anthropic``."""
+    label: str
+    """As written in messages: ``Anthropic``."""
+    key_env: str
+    """The environment variable the key comes from: ``ANTHROPIC_API_KEY``."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    async def list_models(self) -> list[ModelInfo]: ...
+
+    async def create(self, model: str, request: StructuredRequest, max_tokens: int) -> Reply:
+        """One answer, the tool forced; raises a ``ProviderFailure``."""
+        ...
+
+    async def run_batch(
+        self,
+        model: str,
+        requests: Mapping[str, StructuredRequest],
+        max_tokens: int,
+        poll_seconds: float,
+    ) -> dict[str, Reply | None]:
+        """Every request at once, at the batch price: each returned id's reply (None when that
+        request failed); raises a ``ProviderFailure`` when the batch cannot be run."""
+        ...
+
+    async def close(self) -> None: ...
