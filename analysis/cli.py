@@ -118,6 +118,24 @@ def _live_dump_or_exit(path: str | None) -> ToolCatalog | None:
     return live
 
 
+def _can_ask() -> bool:
+    """Whether someone can answer a question: standard input is open and a terminal."""
+    try:
+        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+REQUEST_TIMEOUT = 60.0
+"""Seconds a model request may take (``analysis.llm.DEFAULT_TIMEOUT``, written out so that
+``--help`` does not import the model layer)."""
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=REQUEST_TIMEOUT,
+    show_default=True,
+    help="Seconds each model request may take before it is retried, then given up.",
+)
 live_dump_option = click.option(
     "--live-catalog",
     type=click.Path(dir_okay=False),
@@ -225,10 +243,14 @@ def send_command(
     _print_preview(preview, endpoint)
     click.echo(f"  {preview.steps} steps (chat spans), {preview.evaluations} evaluations")
     if not yes:
-        if not sys.stdin.isatty():
+        if not _can_ask():
             click.echo("Not sent: pass --yes to send without a terminal to confirm on.", err=True)
             sys.exit(1)
-        if not click.confirm("Send?", default=False):
+        try:
+            confirmed = click.confirm("Send?", default=False)
+        except click.Abort:  # end of input or Ctrl-C at the prompt
+            confirmed = False
+        if not confirmed:
             click.echo("Not sent.")
             return
     outcome = send(prepared, endpoint, headers, timeout)
@@ -332,6 +354,7 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
 )
 @click.option("--out", type=click.Path(dir_okay=False), help="JSONL to write (not for --dry-run).")
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder.")
+@timeout_option
 @live_dump_option
 def judge(
     paths: tuple[str, ...],
@@ -351,6 +374,7 @@ def judge(
     max_cost: float | None,
     out: str | None,
     cache_dir: str | None,
+    timeout: float,
     live_catalog: str | None,
 ) -> None:
     """Grade every step's (or turn's) tool choice with a ChainPoll judge; one JSON line each.
@@ -411,6 +435,7 @@ def judge(
         base_url=base_url,
         concurrency=concurrency,
         cache_dir=Path(cache_dir) if cache_dir else None,
+        timeout=timeout,
     )
     with tqdm(total=len(rendered), unit=unit, disable=None, file=sys.stderr) as bar:
         try:
@@ -630,6 +655,7 @@ def _existing_store(labels: str, db: str | None) -> AdjudicationStore | None:
 @click.option("--base-url", help="Any Anthropic-compatible endpoint.")
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @click.option("--limit", type=click.IntRange(1), help="Adjudicate at most this many.")
+@timeout_option
 @config_option
 @db_option
 def adjudicate(
@@ -638,6 +664,7 @@ def adjudicate(
     base_url: str | None,
     concurrency: int,
     limit: int | None,
+    timeout: float,
     config: str | None,
     db: str | None,
 ) -> None:
@@ -651,7 +678,7 @@ def adjudicate(
 
     study = _study_or_exit(labels, config)
     store = _store_for(labels, db)
-    settings = JudgeConfig(model=model, base_url=base_url, concurrency=concurrency)
+    settings = JudgeConfig(model=model, base_url=base_url, concurrency=concurrency, timeout=timeout)
     with tqdm(unit="disagreement", disable=None, file=sys.stderr) as bar:
         try:
             run = asyncio.run(

@@ -19,6 +19,7 @@ class Behaviour:
     delay: float = 0.0
     rejected_spans: int = 0
     fail_after: int | None = None  # answer 503 from this request on
+    error_body: bytes = b"receiver says no\n"
     requests: list[ExportTraceServiceRequest] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
 
@@ -52,7 +53,7 @@ class Receiver:
                     self.send_response(status)
                     self.send_header("Content-Type", "text/plain")
                     self.end_headers()
-                    self.wfile.write(b"receiver says no\n")
+                    self.wfile.write(behaviour.error_body)
                     return
                 behaviour.requests.append(ExportTraceServiceRequest.FromString(body))
                 behaviour.headers.append(dict(self.headers))

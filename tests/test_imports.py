@@ -88,10 +88,12 @@ def test_cli_defaults_mirror_their_constants() -> None:
     """The CLI writes its option defaults out so that building the commands imports nothing."""
     from analysis import cli
     from analysis.export._sanitize import DEFAULT_MAX_CHARS
+    from analysis.llm import DEFAULT_TIMEOUT
     from analysis.render._judge_input import DEFAULT_STEP_CHARS
 
     assert cli.DEFAULT_MAX_CHARS == DEFAULT_MAX_CHARS
     assert cli.DEFAULT_STEP_CHARS == DEFAULT_STEP_CHARS
+    assert cli.REQUEST_TIMEOUT == DEFAULT_TIMEOUT
 
 
 def _stub_names(package: str) -> set[str]:

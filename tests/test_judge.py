@@ -377,3 +377,35 @@ def test_step_selection_first_and_seeded_sample(rich):
     assert picked == sorted(picked)
     with pytest.raises(ValueError, match="not all, first or sample:N"):
         analysis.select_steps(rich, "sample:0")
+
+
+def test_cli_judge_timeout_gives_up_with_one_sentence_saying_it_timed_out(fake, tmp_path):
+    import json
+
+    fake.script.faults = ["slow"] * 40
+    fake.script.slow_seconds = 3
+    sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    out = tmp_path / "o.jsonl"
+    done = _tsq(
+        "judge",
+        str(sample),
+        "--model",
+        "claude-judge-4-5",
+        "--base-url",
+        fake.url,
+        "--votes",
+        "1",
+        "--steps",
+        "first",
+        "--timeout",
+        "1",
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(tmp_path),
+    )
+    assert "Traceback" not in done.stderr
+    assert f"the endpoint at {fake.url} timed out" in done.stderr + out.read_text()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines
+    assert all(line["score"] is None for line in lines)

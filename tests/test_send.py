@@ -333,3 +333,35 @@ def test_subagents_are_sent_sanitized_under_their_spawning_call():
     under = [s for s in spans if s.parent_span_id == nested[0].span_id]
     assert sum(s.name.startswith("execute_tool") for s in under) == expected_sub_calls
     assert preview.steps == prepared.steps
+
+
+def test_a_closed_standard_input_is_one_sentence(write_jsonl):
+    path = _secret_transcript(write_jsonl)
+    command = f"{sys.executable} -m analysis send {path} --endpoint http://127.0.0.1:9/v1 <&-"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "Not sent: pass --yes to send without a terminal to confirm on." in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("endpoint", ["http://collector:notaport/v1/traces", "collector:4318"])
+def test_an_invalid_endpoint_url_is_one_sentence(write_jsonl, endpoint):
+    path = _secret_transcript(write_jsonl)
+    done = _tsq("send", str(path), "--endpoint", endpoint, "--yes")
+    assert done.returncode == 1
+    assert f"{endpoint!r} is not" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_servers_error_body_is_shown_printable_and_short(write_jsonl):
+    path = _secret_transcript(write_jsonl)
+    with Receiver() as receiver:
+        receiver.behaviour.status = 400
+        receiver.behaviour.error_body = b"\x1b[31mbad\x07 request " + b"x" * 5000 + b"\nsecond"
+        done = _tsq("send", str(path), "--endpoint", receiver.url, "--yes")
+    assert done.returncode == 1
+    (line,) = [line for line in done.stderr.splitlines() if "HTTP 400" in line]
+    assert "\x1b" not in line
+    assert "\x07" not in line
+    assert "second" not in line
+    assert len(line) < 400

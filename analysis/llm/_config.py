@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 60.0
 """Seconds one HTTP request may take before it counts as timed out (and is retried)."""
 
 
