@@ -20,7 +20,7 @@ import msgspec
 
 from analysis.catalog._menus import baseline_catalog
 from analysis.ingest._context import ParseContext
-from analysis.ingest._jsonio import iter_jsonl, timestamp
+from analysis.ingest._jsonio import iter_jsonl, timestamp, without_bom
 
 CONVERSATION_TYPES = frozenset({"user", "assistant"})
 OTHER_TYPES = frozenset(
@@ -264,7 +264,8 @@ class ConversationBuilder:
         self.catalogs: list[CatalogEntry] = []
         self._raw_usage: dict[Hashable, Any] = {}
         """The last block's ``usage`` of each response, reduced by :meth:`finish`."""
-        self._seen_uuids: set[str] = set()
+        self._seen_uuids: dict[str, tuple[int, tuple[Any, ...]]] = {}
+        """Each record uuid: the line that first carried it and that record's fingerprint."""
         self._seen_texts: set[tuple[str, str, str]] = set()
         self._command_uuid: str | None = None
         self._manual_compaction: list[EventEntry] = []
@@ -281,9 +282,21 @@ class ConversationBuilder:
     def add(self, line: int, record: Record) -> None:
         uuid = record.uuid
         if isinstance(uuid, str):
-            if uuid in self._seen_uuids:
-                return
-            self._seen_uuids.add(uuid)
+            seen = self._seen_uuids.get(uuid)
+            message = record.message
+            fingerprint = (
+                record.type,
+                record.timestamp,
+                message.get("id") if isinstance(message, dict) else None,
+            )
+            if seen is not None:
+                if seen[1] == fingerprint:
+                    return  # the same record written twice
+                self.context.issue(
+                    line, f"record reuses uuid {uuid} of line {seen[0]} with other content; kept"
+                )
+            else:
+                self._seen_uuids[uuid] = (line, fingerprint)
         kind = record.type
         if kind in CONVERSATION_TYPES:
             message = record.message
@@ -716,7 +729,7 @@ def _load_subagent_files(
     for file in files:
         file_context = context.for_file(_display(file, path, context.file))
         try:
-            data = file.read_bytes()
+            data = without_bom(file.read_bytes())
         except OSError as error:
             file_context.issue(None, f"cannot be read ({error.strerror})")
             continue

@@ -19,6 +19,71 @@ from analysis.models import ParseIssue
 
 Decode = Callable[[bytes], Any]
 
+MAX_NESTING = 200
+"""Objects and arrays nested deeper than this are refused: nothing real nests so deep, and
+deeper values break recursive code downstream (validation, export, JSON output)."""
+TOO_DEEP = f"nested more than {MAX_NESTING} levels deep; skipped"
+
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def without_bom(data: bytes) -> bytes:
+    """UTF-8 bytes of a file: a UTF-8 byte-order mark dropped; UTF-16 or UTF-32 with a
+    byte-order mark (what a Windows shell redirect writes) decoded and re-encoded."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    for mark, codec in _BOMS:
+        if data.startswith(mark):
+            return data.decode(codec, errors="replace").encode("utf-8")
+    return data
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether containers nest more than ``limit`` levels inside ``value`` (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        elif hasattr(node, "__struct_fields__"):
+            children = [getattr(node, name) for name in node.__struct_fields__]
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+class TooDeep(json.JSONDecodeError):
+    """JSON text nested past ``MAX_NESTING``: reported like any other bad JSON."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested more than {MAX_NESTING} levels deep", "", 0)
+
+
+def loads_bounded(text: str | bytes) -> Any:
+    """``json.loads`` that refuses deep nesting with :class:`TooDeep` instead of recursing."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep() from None
+    if too_deep(value):
+        raise TooDeep()
+    return value
+
+
+def _may_be_deep(line: bytes) -> bool:
+    """A cheap pre-check: a line with fewer brackets than the limit cannot nest past it."""
+    return line.count(b"{") + line.count(b"[") > MAX_NESTING
+
 
 def _describe_json_error(error: Exception) -> str:
     return str(error).replace("line 1 column", "column")
@@ -48,10 +113,16 @@ def iter_jsonl(
         except msgspec.ValidationError as error:
             issues.append(ParseIssue(file=file, line=number, reason=_shape_reason(error)))
             continue
+        except RecursionError:
+            issues.append(ParseIssue(file=file, line=number, reason=TOO_DEEP))
+            continue
         except ValueError as error:
             value = _recover(line, number, number == last, error, file, issues, decode)
             if value is None:
                 continue
+        if _may_be_deep(line) and too_deep(value):
+            issues.append(ParseIssue(file=file, line=number, reason=TOO_DEEP))
+            continue
         yield number, value
 
 
@@ -103,9 +174,13 @@ def read_json_document(data: bytes, file: str) -> tuple[Any, list[ParseIssue]]:
     """Parse a whole JSON document; on a syntax error, the issue names the line."""
     issues: list[ParseIssue] = []
     try:
-        return orjson.loads(data), issues
+        value = orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
+    else:
+        if _may_be_deep(data) and too_deep(value):
+            return None, [ParseIssue(file=file, reason=TOO_DEEP)]
+        return value, issues
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -118,7 +193,10 @@ def read_json_document(data: bytes, file: str) -> tuple[Any, list[ParseIssue]]:
             )
         )
     try:
-        return json.loads(text), issues
+        value = json.loads(text)
+    except RecursionError:
+        issues.append(ParseIssue(file=file, reason=TOO_DEEP))
+        return None, issues
     except json.JSONDecodeError as error:
         issues.append(
             ParseIssue(
@@ -128,6 +206,10 @@ def read_json_document(data: bytes, file: str) -> tuple[Any, list[ParseIssue]]:
             )
         )
         return None, issues
+    if too_deep(value):
+        issues.append(ParseIssue(file=file, reason=TOO_DEEP))
+        return None, issues
+    return value, issues
 
 
 def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterator[tuple[int, Any]]:
@@ -147,6 +229,9 @@ def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterato
     while index < len(text):
         try:
             value, end = decoder.raw_decode(text, index)
+        except RecursionError:
+            issues.append(ParseIssue(file=file, line=_line_of(text, index), reason=TOO_DEEP))
+            return
         except json.JSONDecodeError as error:
             issues.append(
                 ParseIssue(
@@ -156,7 +241,10 @@ def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterato
                 )
             )
             return
-        yield _line_of(text, index), value
+        if too_deep(value):
+            issues.append(ParseIssue(file=file, line=_line_of(text, index), reason=TOO_DEEP))
+        else:
+            yield _line_of(text, index), value
         index = _skip_space(text, end)
         if text.startswith("]", index):
             return

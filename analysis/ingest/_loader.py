@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -21,7 +22,13 @@ from analysis.ingest._claude_code import (
     parse_claude_code,
 )
 from analysis.ingest._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
-from analysis.ingest._jsonio import first_error, iter_json_array, iter_jsonl, read_json_document
+from analysis.ingest._jsonio import (
+    first_error,
+    iter_json_array,
+    iter_jsonl,
+    read_json_document,
+    without_bom,
+)
 from analysis.ingest._openai import looks_like_trajectory, parse_trajectory
 from analysis.ingest._otlp import looks_like_otlp, parse_otlp
 from analysis.models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
@@ -68,8 +75,23 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[
         elif path.is_file():
             add(path, str(given))
         else:
-            issues.append(ParseIssue(file=str(given), reason="no such file or folder"))
+            issues.append(ParseIssue(file=str(given), reason=_not_a_file(path)))
     return list(found.values()), issues
+
+
+def _not_a_file(path: Path) -> str:
+    """What a path that is neither a file nor a folder is, for its issue."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "no such file or folder"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a file; not read"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a file; not read"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file; not read"
+    return "is not a regular file; not read"
 
 
 def _sniff_lines(data: bytes) -> str | None:
@@ -209,7 +231,7 @@ class _Loader:
         self.result.files_read += 1
         self.file_order.setdefault(display, len(self.file_order))
         try:
-            data = path.read_bytes()
+            data = without_bom(path.read_bytes())
         except OSError as error:
             self._issue(display, None, f"cannot be read ({error.strerror})")
             return

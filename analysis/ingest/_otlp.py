@@ -23,6 +23,7 @@ from typing import Any, get_args
 
 from analysis.catalog._live import tool_def_fields
 from analysis.ingest._context import ParseContext
+from analysis.ingest._jsonio import loads_bounded
 from analysis.models import CatalogBasis, EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
 from analysis.render._judge_input import EXPANSION_PREFIX, render_call
 
@@ -145,7 +146,7 @@ def _json_attribute(span: _Span, key: str, context: ParseContext) -> Any:
     if value is None or not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return loads_bounded(value)
     except json.JSONDecodeError as error:
         context.issue(None, f"span {span.span_id}: {key} is not valid JSON ({error.msg})")
         return None
@@ -179,7 +180,7 @@ def _catalog(span: _Span, context: ParseContext) -> list[dict[str, Any]] | None:
         for index in sorted(tools):
             schema = tools[index].get("tool.json_schema")
             try:
-                entries.append(json.loads(schema) if isinstance(schema, str) else schema)
+                entries.append(loads_bounded(schema) if isinstance(schema, str) else schema)
             except json.JSONDecodeError as error:
                 context.issue(
                     None, f"span {span.span_id}: llm.tools.{index} is not valid JSON ({error.msg})"
@@ -244,7 +245,7 @@ def _calls_from_output(
                 arguments = part.get("arguments")
                 if isinstance(arguments, str):
                     try:
-                        arguments = json.loads(arguments)
+                        arguments = loads_bounded(arguments)
                     except json.JSONDecodeError:
                         context.issue(
                             None, f"span {span.span_id}: tool call arguments are not valid JSON"
@@ -260,7 +261,7 @@ def _calls_from_output(
         for raw in message.get("tool_calls") or []:
             arguments = raw.get("function.arguments")
             try:
-                parsed = json.loads(arguments) if isinstance(arguments, str) else {}
+                parsed = loads_bounded(arguments) if isinstance(arguments, str) else {}
             except json.JSONDecodeError:
                 context.issue(None, f"span {span.span_id}: tool call arguments are not valid JSON")
                 parsed = {"_raw": arguments}

@@ -1,0 +1,164 @@
+"""Hostile input: deep nesting, byte-order marks, reused uuids, FIFOs, malformed OTLP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from records import assistant, result, text, tool_use, user
+
+import analysis
+
+DEPTH = 1000
+
+
+def _deep(depth: int = DEPTH) -> str:
+    """JSON nested ``depth`` objects (and as many arrays) deep, written out by hand: the
+    standard library's encoder cannot write it."""
+    return '{"a":[' * depth + '"bottom"' + "]}" * depth
+
+
+def _with_deep(record: dict) -> str:
+    """``record`` as one JSON line with its "DEEP" string replaced by deep nesting."""
+    return json.dumps(record, separators=(",", ":")).replace('"DEEP"', _deep())
+
+
+def _good_records():
+    return [
+        user("u1", "first"),
+        assistant("a1", "msg_1", tool_use("t1", "Read", file_path="a")),
+        result("r1", "t1", "content"),
+        user("u2", "second"),
+    ]
+
+
+def test_deep_nesting_in_a_record_field_is_an_issue_on_that_line(write_jsonl):
+    deep = _with_deep(assistant("a2", "msg_2", tool_use("t2", "Bash", command="ls", extra="DEEP")))
+    path = write_jsonl([*_good_records(), deep, result("r2", "t2", "ok")])
+    loaded = analysis.load([path])  # must not raise RecursionError
+    (session,) = loaded.sessions
+    assert [call.id for call in session.tool_calls()][0] == "t1"
+    issues = [i for i in loaded.issues + session.issues if i.line == 5]
+    assert issues, "the deeply nested line is reported"
+    assert "nest" in issues[0].reason
+
+
+def test_deep_nesting_in_a_json_document_is_an_issue(tmp_path):
+    path = tmp_path / "trajectories.json"
+    path.write_text('[{"messages": ' + _deep() + "}]")
+    loaded = analysis.load([path])  # must not raise
+    assert any(issue.file == str(path) for issue in loaded.issues)
+
+
+def test_deep_nesting_in_an_otlp_attribute_is_an_issue(tmp_path):
+    source = analysis.load(
+        [analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"]
+    )
+    document = analysis.export_otlp_json(source.sessions)
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    chat = next(span for span in spans if span["name"].startswith("chat "))
+    for attribute in chat["attributes"]:
+        if attribute["key"] == "gen_ai.output.messages":
+            attribute["value"] = {"stringValue": _deep()}
+    path = tmp_path / "trace.otlp.json"
+    path.write_text(json.dumps(document))
+    loaded = analysis.load([path])  # must not raise
+    issues = loaded.issues + [i for session in loaded.sessions for i in session.issues]
+    assert any("nested more than" in issue.reason for issue in issues)
+    assert loaded.sessions  # the rest of the trace is kept
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"resourceSpans": [{"scopeSpans": "not a list"}]},
+        {"resourceSpans": [1, None, "x"]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": [1, "x", None]}]}]},
+        {"resourceSpans": [{"resource": {"attributes": [None, 3]}, "scopeSpans": []}]},
+    ],
+)
+def test_a_malformed_otlp_document_is_an_issue_and_the_folder_still_loads(
+    tmp_path, write_jsonl, malformed
+):
+    (tmp_path / "broken.otlp.json").write_text(json.dumps(malformed))
+    write_jsonl(_good_records(), name="good.jsonl")
+    loaded = analysis.load([tmp_path])
+    assert len(loaded.sessions) == 1
+    assert any(issue.file.endswith("broken.otlp.json") for issue in loaded.issues)
+
+
+def test_a_utf8_byte_order_mark_costs_nothing(write_jsonl):
+    records = [
+        json.dumps({"type": "summary", "summary": "Fix the flaky test", "leafUuid": "u2"}),
+        *_good_records(),
+    ]
+    path = write_jsonl(records)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    (session,) = analysis.load([path]).sessions
+    assert session.title == "Fix the flaky test"
+    assert session.issues == []
+    assert [t.ask for t in session.turns] == ["first", "second"]
+
+
+def test_a_utf16_file_with_a_byte_order_mark_is_decoded(write_jsonl):
+    path = write_jsonl(_good_records())
+    text_ = path.read_bytes().decode("utf-8")
+    path.write_bytes(text_.encode("utf-16"))  # what a Windows shell redirect writes
+    (session,) = analysis.load([path]).sessions
+    assert [t.ask for t in session.turns] == ["first", "second"]
+    assert next(session.tool_calls()).result.content == "content"
+
+
+def test_a_reused_uuid_keeps_its_tool_call_or_says_so(write_jsonl):
+    records = [
+        *_good_records()[:3],
+        assistant("a1", "msg_9", tool_use("t9", "Grep", pattern="x")),  # uuid a1 again
+        result("r9", "t9", "found"),
+        user("u2", "second"),
+    ]
+    path = write_jsonl(records)
+    loaded = analysis.load([path])
+    (session,) = loaded.sessions
+    ids = {call.id for call in session.tool_calls()}
+    reported = [i for i in loaded.issues + session.issues if "a1" in i.reason]
+    assert "t9" in ids or reported
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_reported_as_a_fifo(tmp_path):
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    loaded = analysis.load([fifo])
+    (issue,) = loaded.issues
+    assert "FIFO" in issue.reason or "named pipe" in issue.reason
+    device = analysis.load(["/dev/null"])
+    (issue,) = device.issues
+    assert "device" in issue.reason
+
+
+def test_the_cli_survives_every_hostile_file_in_one_folder(tmp_path, write_jsonl):
+    write_jsonl(_good_records(), name="good.jsonl")
+    (tmp_path / "broken.otlp.json").write_text('{"resourceSpans": [{"scopeSpans": "x"}]}')
+    deep = _with_deep(assistant("a2", "msg_2", tool_use("t2", "Bash", extra="DEEP")))
+    write_jsonl([*_good_records(), deep], name="deep.jsonl")
+    for command in ("ingest", "lint", "export"):
+        args = [str(tmp_path)] + (
+            ["--out", str(tmp_path / "out.json")] if command == "export" else []
+        )
+        run = subprocess.run(
+            [sys.executable, "-m", "analysis", command, *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "Traceback" not in run.stderr, (command, run.stderr)
+        assert run.returncode in (0, 1, 2), (command, run.stderr)
+
+
+def test_text_records_are_unaffected(write_jsonl):
+    path = write_jsonl([user("u1", "hi"), assistant("a1", "m1", text("hello"))])
+    (session,) = analysis.load([path]).sessions
+    assert session.turns[0].ask == "hi"
