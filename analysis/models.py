@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace", "version", "observed"]
@@ -249,21 +249,22 @@ class TurnJudgment(_Model):
     """
 
     session_id: str
-    turn_index: int
-    step_index: int | None = None
+    turn_index: NonNegativeInt
+    step_index: NonNegativeInt | None = None
     message_id: str | None = None
     parent_call_id: str | None = None
-    score: float | None
+    score: Annotated[float, Field(ge=0, le=1)] | None
+    """The fraction of valid votes that said "correct"."""
     votes: list[Vote]
-    n_requested: int
-    n_valid: int
-    n_discarded: int
+    n_requested: NonNegativeInt
+    n_valid: NonNegativeInt
+    n_discarded: NonNegativeInt
     model: str
     rubric_version: str
     condition: Condition
-    catalog_size: int
+    catalog_size: NonNegativeInt
     call_rendered: bool
-    context_chars: int
+    context_chars: NonNegativeInt
     unscored_reason: str | None = None
 
     @property

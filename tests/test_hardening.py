@@ -40,7 +40,7 @@ def test_deep_nesting_in_a_record_field_is_an_issue_on_that_line(write_jsonl):
     path = write_jsonl([*_good_records(), deep, result("r2", "t2", "ok")])
     loaded = analysis.load([path])  # must not raise RecursionError
     (session,) = loaded.sessions
-    assert [call.id for call in session.tool_calls()][0] == "t1"
+    assert next(call.id for call in session.tool_calls()) == "t1"
     issues = [i for i in loaded.issues + session.issues if i.line == 5]
     assert issues, "the deeply nested line is reported"
     assert "nest" in issues[0].reason
@@ -162,3 +162,21 @@ def test_text_records_are_unaffected(write_jsonl):
     path = write_jsonl([user("u1", "hi"), assistant("a1", "m1", text("hello"))])
     (session,) = analysis.load([path]).sessions
     assert session.turns[0].ask == "hi"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("score", 4.0), ("score", -0.5), ("turn_index", -1), ("n_valid", -3), ("step_index", -2)],
+)
+def test_an_impossible_judgment_is_an_issue_not_a_score(tmp_path, field, value):
+    source = analysis.sample_data_dir() / "judgments" / "illustrative.judgments.jsonl"
+    lines = source.read_text().splitlines()
+    bad = json.loads(lines[0])
+    bad[field] = value
+    path = tmp_path / "j.judgments.jsonl"
+    path.write_text("\n".join([json.dumps(bad), *lines[1:]]) + "\n")
+    loaded = analysis.load([path])
+    assert len(loaded.judgments) == len(lines) - 1  # the others are kept
+    (issue,) = [i for i in loaded.issues if i.line == 1]
+    assert issue.reason.startswith("not a judgment")
+    assert all(j.score is None or 0 <= j.score <= 1 for j in loaded.judgments)
