@@ -180,3 +180,28 @@ def test_an_impossible_judgment_is_an_issue_not_a_score(tmp_path, field, value):
     (issue,) = [i for i in loaded.issues if i.line == 1]
     assert issue.reason.startswith("not a judgment")
     assert all(j.score is None or 0 <= j.score <= 1 for j in loaded.judgments)
+
+
+def test_a_huge_labels_cell_costs_only_its_row_and_lines_are_counted_from_one(tmp_path):
+    from analysis.study import read_labels
+
+    path = tmp_path / "labels.csv"
+    rows = [
+        "item_id,rater,rater_kind,looped",  # line 1
+        "a,ann,human,no",  # line 2
+        "b,ann,human," + "x" * 140_000,  # line 3: over the csv module's 128 KiB cell limit
+        "c,ann,human,yes",  # line 4
+        'd,ann,human,"no',  # line 5: a quoted cell over two lines
+        '"',  # line 6
+        "e,ann,human,no,extra",  # line 7: more cells than columns
+        "f,ann,human,maybe",  # line 8: not one of looped's values
+        "g,ann,human,no",  # line 9
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    labels = read_labels([path])
+    assert sorted(labels.frame["item_id"].to_list()) == ["a", "c", "d", "g"]
+    lines = {issue.line: issue.reason for issue in labels.issues}
+    assert sorted(lines) == [3, 7, 8]
+    assert lines[3].startswith("bad CSV (field larger than field limit")
+    assert lines[7] == "more cells than columns"
+    assert "maybe" in lines[8]

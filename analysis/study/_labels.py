@@ -167,17 +167,25 @@ def _csv_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[
         return
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
-        for row in reader:
-            if None in row:
-                issues.append(
-                    ParseIssue(
-                        file=str(path), line=reader.line_num, reason="more cells than columns"
-                    )
-                )
-                continue
-            yield reader.line_num, row
+        reader.fieldnames  # noqa: B018 - reads the header row
     except csv.Error as error:
-        issues.append(ParseIssue(file=str(path), line=reader.line_num, reason=f"bad CSV ({error})"))
+        issues.append(ParseIssue(file=str(path), line=1, reason=f"bad CSV header ({error})"))
+        return
+    while True:
+        first_line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:  # the reader goes on with the next record
+            issues.append(ParseIssue(file=str(path), line=first_line, reason=f"bad CSV ({error})"))
+            continue
+        # A quoted cell may hold line breaks: a record is reported at the line it starts on.
+        line = reader.line_num - sum(value.count("\n") for value in row.values() if value)
+        if None in row:
+            issues.append(ParseIssue(file=str(path), line=line, reason="more cells than columns"))
+            continue
+        yield line, row
 
 
 def _parquet_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
