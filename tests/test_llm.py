@@ -185,6 +185,15 @@ def test_model_names_and_keys_are_told_apart(fake, tmp_path, monkeypatch):
     assert fake.script.messages == []
 
 
+def test_an_anthropic_prefix_names_the_same_model_and_shares_its_cache(fake, tmp_path):
+    first, _ = ask(settings(fake, tmp_path, model="anthropic:claude-judge-4-5"))
+    assert fake.script.messages[0]["model"] == "claude-judge-4-5"  # the prefix is not sent
+    again, _ = ask(settings(fake, tmp_path, model="claude-judge-4-5"))
+    assert again.cached
+    assert again.value == first.value
+    assert len(fake.script.messages) == 1
+
+
 class EchoProvider:
     """A second provider behind the same protocol, in memory: answers with the prompt's length."""
 

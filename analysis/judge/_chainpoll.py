@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from analysis.judge._rubric import RUBRIC_VERSION, parse_vote, vote_request
 from analysis.llm._cache import default_cache_dir as default_cache_dir
 from analysis.llm._client import Answer, LLMClient, open_client
-from analysis.llm._config import DEFAULT_TIMEOUT, LLMConfig, LLMError
+from analysis.llm._config import DEFAULT_TIMEOUT, LLMConfig, LLMError, batch_unsupported
 from analysis.llm._cost import RunStats
 from analysis.models import TurnJudgment, Vote
 from analysis.render._judge_input import JudgeInput
@@ -36,9 +36,15 @@ VOTE_CACHE = "judge-votes.sqlite3"
 
 class JudgeConfig(BaseModel):
     model: str
+    """``provider:model`` (``openai:gpt-4o``, ``gemini:gemini-2.5-flash``); a bare id or display
+    name is Anthropic's. Read when the judge starts: an unknown provider is a JudgeError then."""
     votes: int = Field(default=3, ge=1, le=10)
     base_url: str | None = None
+    """None: the provider's own endpoint; else any endpoint speaking its API (for ``openai:``,
+    an OpenAI-compatible server such as vLLM, Ollama or llama.cpp's)."""
     api_key: str | None = None
+    """None: the provider's environment variable (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+    GEMINI_API_KEY)."""
     concurrency: int = Field(default=4, ge=1, le=64)
     attempts_per_vote: int = Field(default=3, ge=1, le=10)
     """How often a malformed vote is asked again before it is discarded."""
@@ -52,8 +58,9 @@ class JudgeConfig(BaseModel):
     """Batch mode: how long to wait between status checks."""
 
     def llm_config(self, cache: bool = True) -> LLMConfig:
-        """The model client's settings; with ``cache``, the vote cache (the user's cache
-        directory unless ``cache_dir`` says otherwise)."""
+        """The model client's settings, the provider taken from the model name; with ``cache``,
+        the vote cache (the user's cache directory unless ``cache_dir`` says otherwise), whose
+        keys include the provider. Raises JudgeError for an unknown provider prefix."""
         return LLMConfig(
             model=self.model,
             base_url=self.base_url,
@@ -158,10 +165,13 @@ async def judge_rendered(
     """Judge every rendered turn; results in the order given.
 
     Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches
-    API (cheaper for large corpora) and gives identical output.
+    API (cheaper for large corpora; Anthropic only) and gives identical output.
     """
+    settings = config.llm_config()
+    if batch and settings.provider != "anthropic":
+        raise JudgeError(batch_unsupported(settings.provider))
     stats = RunStats()
-    async with open_client(config.llm_config(), stats) as client:
+    async with open_client(settings, stats) as client:
         await client.resolve_model()
         stats.batch = batch
         if batch:

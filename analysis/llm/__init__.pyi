@@ -12,8 +12,10 @@ from ._client import (
 )
 from ._config import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    PROVIDERS as PROVIDERS,
     LLMConfig as LLMConfig,
     LLMError as LLMError,
+    parse_model_name as parse_model_name,
 )
 from ._cost import (
     RunStats as RunStats,

@@ -1,8 +1,9 @@
 """The model client: resolves the model name, asks for structured answers (re-asking malformed
 ones), keeps valid answers in the cache, and counts requests, tokens and cost.
 
-Transport retries (429, 5xx, 529, timeouts, honouring retry-after) are the SDK's, set from
-``LLMConfig.max_retries``; what is left after them is told as one phrase per answer.
+Transport retries (429, 5xx, 529, timeouts, honouring retry-after) are the SDK's (``anthropic``
+or ``openai``), set from ``LLMConfig.max_retries``; what is left after them is told as one
+phrase per answer.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def _parser(parse: type[BaseModel] | Callable[[dict[str, Any]], Any]) -> Parse[A
 
 def open_provider(config: LLMConfig, on_request: Callable[[], None]) -> Provider:
     """The provider ``config`` names (its SDK imported now, not before)."""
+    if config.provider in ("openai", "gemini"):
+        from analysis.llm._openai import OpenAIProvider
+
+        return OpenAIProvider(config, on_request)
     from analysis.llm._anthropic import AnthropicProvider
 
     return AnthropicProvider(config, on_request)

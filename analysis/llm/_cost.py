@@ -2,25 +2,55 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
-# USD per million tokens (input, output); a model not listed gets no cost estimate.
-PRICES = {"opus": (15.0, 75.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
+T = TypeVar("T")
+
+# USD per million tokens (input, output), published list prices, by the model id's family (the
+# longest family the id contains); a model not listed gets no cost estimate. Gemini 2.5 Pro: for
+# prompts up to 200k tokens.
+PRICES = {
+    "opus": (15.0, 75.0),
+    "sonnet": (3.0, 15.0),
+    "haiku": (1.0, 5.0),
+    "gpt-4o": (2.5, 10.0),
+    "gpt-4o-mini": (0.15, 0.6),
+    "gemini-2.5-pro": (1.25, 10.0),
+    "gemini-2.5-flash": (0.3, 2.5),
+    "gemini-2.5-flash-lite": (0.1, 0.4),
+}
 CACHE_WRITE_PRICE = 1.25
-"""A cache write costs this many times an input token (5-minute cache)."""
+"""A cache write costs this many times an input token (Anthropic, 5-minute cache)."""
 CACHE_READ_PRICE = 0.1
-"""A cache read costs this many times an input token."""
+"""A cache read costs this many times an input token (Anthropic)."""
+CACHE_PRICES = {"gpt-": (1.0, 0.5), "gemini-": (1.0, 0.25)}
+"""Families whose prompt caching is automatic, not Anthropic's: (write, read) times an input
+token. A write costs nothing extra; a cached input token is billed at a discount."""
 BATCH_DISCOUNT = 0.5
 """The Message Batches API bills half the direct price."""
 MIN_CACHED_TOKENS = 1024
 """A prefix shorter than this is not cached by the API (2,048 for Haiku models)."""
 
 
+def _family(model: str, table: Mapping[str, T]) -> T | None:
+    """The entry of the longest family ``model`` contains (``gpt-4o-mini`` before ``gpt-4o``)."""
+    name = model.lower()
+    families = [family for family in table if family in name]
+    return table[max(families, key=len)] if families else None
+
+
 def price_of(model: str) -> tuple[float, float] | None:
-    """USD per million (input, output) tokens, by model family; None when unknown."""
-    return next((p for family, p in PRICES.items() if family in model.lower()), None)
+    """USD per million (input, output) tokens, by model family; None when unknown. A
+    ``provider:`` prefix does not change the price."""
+    return _family(model, PRICES)
+
+
+def cache_prices_of(model: str) -> tuple[float, float]:
+    """What a cache write and a cache read cost, in input tokens."""
+    return _family(model, CACHE_PRICES) or (CACHE_WRITE_PRICE, CACHE_READ_PRICE)
 
 
 def min_cached_tokens(model: str) -> int:
@@ -64,11 +94,8 @@ class RunStats(BaseModel):
         price = price_of(self.model)
         if price is None:
             return None
-        inputs = (
-            self.input_tokens
-            + CACHE_WRITE_PRICE * self.cache_write_tokens
-            + CACHE_READ_PRICE * self.cache_read_tokens
-        )
+        write, read = cache_prices_of(self.model)
+        inputs = self.input_tokens + write * self.cache_write_tokens + read * self.cache_read_tokens
         cost = (inputs * price[0] + self.output_tokens * price[1]) / 1e6
         return cost * BATCH_DISCOUNT if self.batch else cost
 

@@ -1,8 +1,8 @@
 """What the client needs from an API: the models list, one structured answer, and a batch.
 
 A provider turns its SDK's errors into the failures below, so the client words them the same
-way whichever API answered. Anthropic's Messages API is the one implemented; an
-OpenAI-compatible Chat Completions provider fits the same protocol.
+way whichever API answered: Anthropic's Messages API (``_anthropic``), and OpenAI's Chat
+Completions or any endpoint compatible with it (``_openai``, for ``openai:`` and ``gemini:``).
 """
 
 from __future__ import annotations
@@ -52,11 +52,13 @@ class TimedOut(Unreachable):
 
 class Provider(Protocol):
     name: str
-    """Part of every cache key: ``anthropic``."""
+    """Part of every cache key: ``anthropic``, ``openai``, ``gemini`` (``openai+URL`` for a
+    server of its own)."""
     label: str
-    """As written in messages: ``Anthropic``."""
+    """As written in messages: ``Anthropic``, ``OpenAI``, ``OpenAI-compatible``, ``Gemini``."""
     key_env: str
-    """The environment variable the key comes from: ``ANTHROPIC_API_KEY``."""
+    """The environment variable the key comes from: ``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``,
+    ``GEMINI_API_KEY``."""
 
     @property
     def base_url(self) -> str: ...
