@@ -1,4 +1,5 @@
-"""Judge: run the ChainPoll judge on chosen sessions, with a cost estimate and the ablation."""
+"""Judge: run the ChainPoll judge on chosen sessions, with a cost estimate and the ablation;
+and the LLM council, whose labels go to the Agreement page."""
 
 import asyncio
 import os
@@ -7,6 +8,7 @@ from typing import Literal
 import streamlit as st
 
 import analysis
+from council_ui import council_section
 from workbench_ui import chart_downloads, data_source
 
 st.title("Judge")
@@ -92,3 +94,5 @@ if judged:
     chart = analysis.ablation_chart(analysis.ablation_table(judged))
     st.altair_chart(chart)
     chart_downloads(chart, "ablation")
+
+council_section(chosen)

@@ -40,6 +40,8 @@ PACKAGES = (
     "analysis.study",
     "analysis.export",
     "analysis.report",
+    "analysis.llm",
+    "analysis.council",
 )
 
 # Run ``code`` (after sys.argv is set to ``argv``), then print the heavy modules it loaded.

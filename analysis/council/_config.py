@@ -1,0 +1,146 @@
+"""What a council is: its stage-1 judges, its chairman and the fields they label (no SDK import).
+
+Read from TOML by :func:`read_council_config`; ``sample_data/council.example.toml`` is the
+seed's line-up. A model is named ``provider:model`` (``openai:gpt-4o``); a bare name is
+Anthropic's. The name is passed to the model layer as written.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from analysis._samples import sample_data_dir
+from analysis.ingest._jsonio import first_error
+from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config
+
+DEFAULT_BUDGET_CHARS = 12_000
+"""Characters of a session the council reads (``render_session_for_council``)."""
+EXAMPLE_CONFIG = "council.example.toml"
+KEY_ENVS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+}
+"""The environment variable each provider's key comes from."""
+KEY_ALTERNATIVES = {"GEMINI_API_KEY": ("GOOGLE_API_KEY",)}
+"""Variables read when the first is not set."""
+
+
+class CouncilError(Exception):
+    """A council config that cannot be used; the message is one line."""
+
+
+class CouncilMember(BaseModel):
+    """One model of the council: a stage-1 judge or the chairman."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1)
+    """``provider:model`` (``openai:gpt-4o``); a bare name is Anthropic's."""
+    base_url: str | None = None
+    name: str | None = None
+    """The rater in the labels; default: the model id the API answers to."""
+
+    @property
+    def provider(self) -> str:
+        prefix, separator, _ = self.model.partition(":")
+        return prefix.lower() if separator and prefix.lower() in KEY_ENVS else "anthropic"
+
+
+class CouncilConfig(BaseModel):
+    """Stage-1 judges, the chairman, and the fields (default: the seed's four)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage1: list[CouncilMember] = Field(min_length=1)
+    chairman: CouncilMember
+    votes: int = Field(default=1, ge=1, le=10)
+    """Answers asked of each stage-1 judge per session; its label is their majority."""
+    labels: Path | None = None
+    """A study's ``labels.toml`` (or ``.json``) whose fields the council labels."""
+    fields: list[FieldSpec] = Field(default_factory=list)
+    """Inline fields; with neither these nor ``labels``, the seed's four."""
+    budget_chars: int = Field(default=DEFAULT_BUDGET_CHARS, ge=1000)
+    timeout: float = Field(default=60.0, gt=0)
+    concurrency: int = Field(default=4, ge=1, le=64)
+    max_retries: int = Field(default=5, ge=0, le=20)
+    attempts: int = Field(default=3, ge=1, le=10)
+    """How often an answer with a missing field or a value outside the vocabulary is re-asked."""
+    max_tokens: int = Field(default=2048, ge=256)
+
+    @model_validator(mode="after")
+    def _fields(self) -> CouncilConfig:
+        if self.labels is not None:
+            if self.fields:
+                raise ValueError("give the fields inline or in a labels config, not both")
+            try:
+                self.fields = read_config(self.labels).fields
+            except LabelError as error:
+                raise ValueError(str(error)) from None
+        if not self.fields:
+            self.fields = default_config().fields
+        LabelConfig(fields=self.fields)  # a field declared twice is an error
+        names = [member.name for member in self.stage1 if member.name]
+        if len(set(names)) != len(names):
+            raise ValueError("two stage-1 judges have the same name")
+        return self
+
+    @property
+    def members(self) -> list[CouncilMember]:
+        return [*self.stage1, self.chairman]
+
+
+def read_council_config(path: str | Path) -> CouncilConfig:
+    """A :class:`CouncilConfig` from TOML; ``labels`` is relative to the file.
+
+    :class:`CouncilError` says in one line what is wrong."""
+    path = Path(path)
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_bytes().decode())
+    except OSError as error:
+        raise CouncilError(f"{path}: cannot read ({error.strerror})") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise CouncilError(f"{path}: not valid TOML ({error})") from None
+    if isinstance(data.get("labels"), str):
+        data["labels"] = str(path.parent / Path(data["labels"]).expanduser())
+    try:
+        return CouncilConfig.model_validate(data)
+    except ValidationError as error:
+        raise CouncilError(f"{path}: {first_error(error)}") from None
+
+
+def example_config_path() -> Path:
+    """The bundled example: the seed's line-up and its four fields."""
+    return sample_data_dir() / EXAMPLE_CONFIG
+
+
+def key_env(model: str) -> str:
+    """The environment variable the key for ``model`` (``provider:model``) comes from."""
+    return KEY_ENVS[CouncilMember(model=model).provider]
+
+
+def api_keys(env: Mapping[str, str]) -> dict[str, str]:
+    """Each key variable's key found in ``env`` (an alternative's when the first is not set)."""
+    found = {}
+    for name in KEY_ENVS.values():
+        key = next((env[v] for v in (name, *KEY_ALTERNATIVES.get(name, ())) if env.get(v)), None)
+        if key:
+            found[name] = key
+    return found
+
+
+def missing_keys(config: CouncilConfig, env: Mapping[str, str]) -> list[str]:
+    """The key variables the council needs that ``env`` does not set, in first-use order (an
+    OpenAI-compatible endpoint at a base URL needs none)."""
+    needed = dict.fromkeys(
+        key_env(member.model)
+        for member in config.members
+        if not (member.provider == "openai" and member.base_url)
+    )
+    found = api_keys(env)
+    return [name for name in needed if name not in found]
