@@ -8,6 +8,7 @@ from typing import Literal
 import streamlit as st
 
 import analysis
+from analysis.llm import KEY_ENVS, LLMError, key_from, parse_model_name
 from council_ui import council_section
 from workbench_ui import chart_downloads, data_source
 
@@ -60,12 +61,20 @@ estimate = analysis.estimate_run(units, votes, model)
 
 st.caption(estimate.in_words(unit, votes))
 
-secret_key = st.secrets.get("ANTHROPIC_API_KEY") if st.secrets.load_if_toml_exists() else None
-api_key = secret_key or os.environ.get("ANTHROPIC_API_KEY")
-if not api_key:
+try:
+    provider = parse_model_name(model)[0]
+except LLMError as error:
+    st.error(str(error))
+    st.stop()
+key_names = KEY_ENVS[provider]
+secrets = dict(st.secrets) if st.secrets.load_if_toml_exists() else {}
+api_key = key_from(model, {**os.environ, **secrets})
+local_server = bool(base_url) and provider != "anthropic"  # may need no key at all
+if not (api_key or local_server):
     st.info(
-        "No API key: set ANTHROPIC_API_KEY in the environment or in .streamlit/secrets.toml "
-        "to run the judge. Everything else in the workbench works without one."
+        f"No API key: set {' or '.join(key_names)} in the environment or in "
+        ".streamlit/secrets.toml to run the judge with this model. Everything else in the "
+        "workbench works without one."
     )
 elif st.button("Run the judge", disabled=not units, key="judge_run"):
     bar = st.progress(0.0, text="Judging…")

@@ -21,6 +21,7 @@ HEAVY = (
     "altair",
     "vl_convert",
     "anthropic",
+    "openai",
     "opentelemetry",
     "detect_secrets",
     "polars",

@@ -12,23 +12,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from analysis._samples import sample_data_dir
 from analysis.ingest._jsonio import first_error
+from analysis.llm._config import KEY_ENVS, LLMError, parse_model_name
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config
 
 DEFAULT_BUDGET_CHARS = 12_000
 """Characters of a session the council reads (``render_session_for_council``)."""
 EXAMPLE_CONFIG = "council.example.toml"
-KEY_ENVS = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-}
-"""The environment variable each provider's key comes from."""
-KEY_ALTERNATIVES = {"GEMINI_API_KEY": ("GOOGLE_API_KEY",)}
-"""Variables read when the first is not set."""
 
 
 class CouncilError(Exception):
@@ -46,10 +39,18 @@ class CouncilMember(BaseModel):
     name: str | None = None
     """The rater in the labels; default: the model id the API answers to."""
 
+    @field_validator("model")
+    @classmethod
+    def _known_provider(cls, model: str) -> str:
+        try:
+            parse_model_name(model)
+        except LLMError as error:
+            raise ValueError(str(error)) from None
+        return model
+
     @property
     def provider(self) -> str:
-        prefix, separator, _ = self.model.partition(":")
-        return prefix.lower() if separator and prefix.lower() in KEY_ENVS else "anthropic"
+        return parse_model_name(self.model)[0]
 
 
 class CouncilConfig(BaseModel):
@@ -121,16 +122,17 @@ def example_config_path() -> Path:
 
 def key_env(model: str) -> str:
     """The environment variable the key for ``model`` (``provider:model``) comes from."""
-    return KEY_ENVS[CouncilMember(model=model).provider]
+    return KEY_ENVS[parse_model_name(model)[0]][0]
 
 
 def api_keys(env: Mapping[str, str]) -> dict[str, str]:
-    """Each key variable's key found in ``env`` (an alternative's when the first is not set)."""
+    """Each provider's key found in ``env``, under its first variable's name (an
+    alternative's value when the first is not set)."""
     found = {}
-    for name in KEY_ENVS.values():
-        key = next((env[v] for v in (name, *KEY_ALTERNATIVES.get(name, ())) if env.get(v)), None)
+    for names in KEY_ENVS.values():
+        key = next((env[name] for name in names if env.get(name)), None)
         if key:
-            found[name] = key
+            found[names[0]] = key
     return found
 
 

@@ -12,9 +12,11 @@ from ._client import (
 )
 from ._config import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    KEY_ENVS as KEY_ENVS,
     PROVIDERS as PROVIDERS,
     LLMConfig as LLMConfig,
     LLMError as LLMError,
+    key_from as key_from,
     parse_model_name as parse_model_name,
 )
 from ._cost import (

@@ -13,7 +13,7 @@ from typing import Any
 
 import anthropic
 
-from analysis.llm._config import LLMConfig, LLMError
+from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError
 from analysis.llm._cost import Usage
 from analysis.llm._provider import (
     ModelInfo,
@@ -25,7 +25,7 @@ from analysis.llm._provider import (
 )
 from analysis.llm._request import StructuredRequest
 
-KEY_ENV = "ANTHROPIC_API_KEY"
+KEY_ENV = KEY_ENVS["anthropic"][0]
 
 
 @asynccontextmanager

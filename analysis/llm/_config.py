@@ -7,6 +7,7 @@ that reads such a name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -19,6 +20,14 @@ ProviderName = Literal["anthropic", "openai", "gemini"]
 PROVIDERS: tuple[ProviderName, ...] = get_args(ProviderName)
 """``anthropic``: the Messages API. ``openai`` and ``gemini``: Chat Completions (OpenAI's, or any
 OpenAI-compatible endpoint at a base URL; Gemini's OpenAI-compatible endpoint)."""
+
+
+KEY_ENVS: dict[ProviderName, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+"""Where each provider's key comes from: the first variable set wins."""
 
 
 class LLMError(Exception):
@@ -103,3 +112,9 @@ class LLMConfig(BaseModel):
             provider, model = parse_model_name(data["model"], data.get("provider"))
             data = {**data, "provider": provider, "model": model}
         return data
+
+
+def key_from(model: str, env: Mapping[str, str]) -> str | None:
+    """The API key ``model``'s provider reads from ``env``, if one is set."""
+    provider, _ = parse_model_name(model)
+    return next((env[name] for name in KEY_ENVS[provider] if env.get(name)), None)

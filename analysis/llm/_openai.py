@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from analysis.llm._config import LLMConfig, LLMError, batch_unsupported
+from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError, batch_unsupported
 from analysis.llm._cost import Usage
 from analysis.llm._provider import (
     ModelInfo,
@@ -32,8 +32,8 @@ from analysis.llm._provider import (
 )
 from analysis.llm._request import StructuredRequest
 
-OPENAI_KEY_ENV = "OPENAI_API_KEY"
-GEMINI_KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+OPENAI_KEY_ENV = KEY_ENVS["openai"][0]
+GEMINI_KEY_ENVS = KEY_ENVS["gemini"]
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 OPENAI_HOST = "api.openai.com"
 NO_KEY = "no-key"
