@@ -7,10 +7,26 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import chart_downloads, disagreement_panel, open_page, show_table, study_source
+from analysis.study import (
+    judgment_labels,
+    pair_details,
+    stored_step_labels,
+    tool_selection_labels,
+)
+from analysis.views._review import labelling_queue
+from council_ui import council_source
+from workbench_ui import (
+    chart_downloads,
+    disagreement_panel,
+    open_page,
+    open_step,
+    show_table,
+    study_source,
+    workspace_judgments,
+)
 
 st.title("Agreement")
-view = study_source()
+view = council_source(study_source())  # the Judge page's council run, when chosen
 tables = view.tables()
 
 counts = tables.sessions
@@ -79,6 +95,94 @@ council = report.council_frame()
 if not council.is_empty():
     st.caption("Inside the council: stage-1 judges among themselves, and the chairman")
     show_table(council)
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def _bounds(bounds: tuple[float, float] | None, percent: bool) -> str | None:
+    if bounds is None:
+        return None
+    low, high = bounds
+    return (
+        f"95% interval {low:.1%} to {high:.1%}"
+        if percent
+        else f"95% interval {low:.3f} to {high:.3f}"
+    )
+
+
+judgments, workspace_findings = workspace_judgments()
+people = stored_step_labels(view.store)
+if not judgment_labels(judgments).is_empty() or not people.is_empty():
+    st.header("TSQ judge vs people")
+    st.caption(
+        "The TSQ judge's ChainPoll majority (full condition) on each step's tool choice against "
+        "the labels people saved on the Turn page (field tool_selection)."
+    )
+    warned = dict.fromkeys(f.message for f in workspace_findings if f.code == "SELF_PREFERENCE")
+    for message in warned:
+        st.warning(f"SELF_PREFERENCE: {message}", icon=":material/balance:")
+    labels = tool_selection_labels(judgments, view.store)
+    kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
+    field = analysis.agreement_report(labels).fields.get("tool_selection")
+    judge_pairs = [
+        pair
+        for pair in (field.pairs if field else [])
+        if kinds.get(pair.rater_a) == "human" and kinds.get(pair.rater_b) == "llm"
+    ]
+    if not judge_pairs:
+        st.info(
+            "No step has both the judge's label and a person's yet: label steps on the Turn "
+            "page (below, the ones most worth a label)."
+        )
+    for pair in judge_pairs:
+        st.subheader(f"{pair.rater_b} vs {pair.rater_a}: {pair.n} steps")
+        caught = pair.class_agreement("incorrect")
+        columns = st.columns(5)
+        columns[0].metric(
+            "Agreement", _share(pair.agreement), help=_bounds(pair.agreement_ci, True)
+        )
+        columns[1].metric(
+            "Kappa",
+            "—" if pair.kappa is None else f"{pair.kappa:.3f}",
+            help=_bounds(pair.kappa_ci, False),
+        )
+        columns[2].metric(
+            "Catches",
+            _share(caught.recall if caught else None),
+            help="How often the judge says incorrect when the person does.",
+        )
+        columns[3].metric(
+            "False flags",
+            _share(caught.false_rate if caught else None),
+            help="How often the judge says incorrect when the person says correct.",
+        )
+        columns[4].metric(
+            "Majority baseline",
+            _share(pair.majority_baseline),
+            help=f"Agreement of always answering {pair.majority_label!r}: raw agreement "
+            "must beat it to mean anything.",
+        )
+        st.text("\n".join(pair_details(pair)))
+    queue = labelling_queue(judgments, people["item_id"].to_list())
+    if not queue.is_empty():
+        st.caption("Steps to label next: split votes first, then those judged incorrect")
+        picked_step = st.dataframe(
+            queue.drop("item_id"),
+            hide_index=True,
+            on_select="rerun",
+            selection_mode="single-row",
+            key="label_queue",
+        )
+        if picked_step.selection.rows:
+            row = queue.row(picked_step.selection.rows[0], named=True)
+            if row["step_index"] is not None:
+                open_step(
+                    row["session_id"], row["turn_index"], row["step_index"], row["parent_call_id"]
+                )
+            else:
+                open_page("turn", session=row["session_id"], turn=row["turn_index"])
 
 st.header("Disagreements")
 reconciled = tables.reconciled.filter(~pl.col("agree"))

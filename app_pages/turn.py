@@ -17,12 +17,15 @@ from analysis import (
     votes_in_words,
     why_this_score,
 )
+from analysis.study import step_item_id
 from workbench_ui import (
     chosen_session_and_turn,
     chosen_step,
     data_source,
     judge_input_panel,
     open_page,
+    step_label_panel,
+    study_store_path,
     transcript_text,
     votes_side_by_side,
 )
@@ -117,6 +120,10 @@ if judgment is None:
         open_page("judge", session=session.session_id)
 else:
     votes_side_by_side(judgment)
+step_label_panel(
+    step_item_id(session.session_id, turn.index, step.index, step.parent_call_id),
+    study_store_path(),
+)
 with st.expander("This step's calls and their results"):
     calls = [c.model_dump(mode="json", exclude={"subagent"}) for c in step.message.tool_calls]
     st.code(json.dumps(calls, indent=1), language="json", wrap_lines=True)

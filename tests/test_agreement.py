@@ -214,3 +214,28 @@ def test_tables_need_human_and_council_labels(corpus, tmp_path):
         f"{labels}: no item has both a human and a council label (rater_kind human and "
         "council), which the study tables compare."
     )
+
+
+def test_per_class_agreement_of_three_values_matches_sklearn():
+    from sklearn.metrics import confusion_matrix, recall_score
+
+    from analysis.study import FieldSpec, pair_agreement
+
+    spec = FieldSpec(name="f", values=["a", "b", "c"])
+    first = ["a", "a", "a", "b", "b", "c", "c", "c", "c", "a"]
+    second = ["a", "b", "a", "b", "c", "c", "c", "a", "c", "a"]
+    pair = pair_agreement(first, second, spec, ("x", "y"), resamples=0)
+    matrix = confusion_matrix(first, second, labels=spec.values)
+    recalls = recall_score(first, second, labels=spec.values, average=None)
+    assert pair.per_class is not None
+    for index, value in enumerate(spec.values):
+        per = pair.class_agreement(value)
+        assert per is not None
+        assert per.n == matrix[index].sum()
+        assert per.recall == pytest.approx(recalls[index])
+        others = matrix.sum() - matrix[index].sum()
+        assert per.false_rate == pytest.approx(
+            (matrix[:, index].sum() - matrix[index, index]) / others
+        )
+    assert pair.majority_label == "a"
+    assert pair.majority_baseline == pytest.approx(0.4)

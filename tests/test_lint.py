@@ -675,3 +675,29 @@ def test_votes_in_words_name_and_quote_the_dissent():
     )
     assert votes_in_words(_votes(discarded=3)) == "No valid vote (x): unscored, not 0."
     assert votes_in_words(None) == "Not judged under this condition."
+
+
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [
+        ("claude-sonnet-4-5", "Claude"),
+        ("us.anthropic.claude-3-5-haiku-20241022-v1:0", "Claude"),
+        ("gpt-4o", "GPT"),
+        ("openai/gpt-4.1-mini", "GPT"),
+        ("o3", "GPT"),
+        ("gemini-2.5-pro", "Gemini"),
+        ("external", None),
+        ("illustrative (not a live model)", None),
+        (None, None),
+    ],
+)
+def test_model_family(model, family):
+    from analysis.lint import model_family
+
+    assert model_family(model) == family
+
+
+def test_self_preference_is_a_documented_code():
+    from analysis.lint import CODES
+
+    assert "SELF_PREFERENCE" in CODES

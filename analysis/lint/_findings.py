@@ -44,6 +44,7 @@ CODES = (
     "DISCARDED_VOTES",
     "UNSCORED",
     "UNIFORM_SESSION_SCORES",
+    "SELF_PREFERENCE",
 )
 INPUT_CODES = frozenset({"NO_CATALOG", "RETROACTIVE_CATALOG"})
 """Findings about the input as a platform receiving the trace would see it; the others are
@@ -57,6 +58,16 @@ _REFERENTIAL = re.compile(
     r"^\s*(yes|yeah|yep|ok(ay)?|sure|no|go( ahead)?|do (it|that|this|so)|continue|again|same|"
     r"that|this|those|these|the (above|first|second|last)|#?\d+)\b|#\d+",
     re.I,
+)
+_FAMILIES = (
+    ("Claude", re.compile(r"claude|anthropic", re.I)),
+    ("GPT", re.compile(r"\bgpt|openai|(^|[/.:])o[1-9]\b|chatgpt", re.I)),
+    ("Gemini", re.compile(r"gemini|gemma", re.I)),
+    ("Llama", re.compile(r"llama", re.I)),
+    ("Mistral", re.compile(r"mistral|mixtral|codestral", re.I)),
+    ("Qwen", re.compile(r"qwen", re.I)),
+    ("DeepSeek", re.compile(r"deepseek", re.I)),
+    ("Grok", re.compile(r"grok", re.I)),
 )
 _SHORT_ASK_WORDS = 4
 _DISSENT_WORDS = 12
@@ -428,6 +439,49 @@ def _turn_findings(
     return found
 
 
+def model_family(model: str | None) -> str | None:
+    """The family of a model id (``claude-sonnet-4-5`` → Claude, ``gpt-4o`` → GPT), or None
+    when it names no known family (``external``, an illustrative judge)."""
+    if not model:
+        return None
+    return next((family for family, pattern in _FAMILIES if pattern.search(model)), None)
+
+
+def agent_families(session: Session) -> dict[str, str]:
+    """The families of the agent that made a session's choices, each with what says so: the
+    models its responses name, and Claude Code itself (which runs Claude models)."""
+    found: dict[str, str] = {}
+    for model in session.models():
+        family = model_family(model)
+        if family is not None:
+            found.setdefault(family, model)
+    if session.format.startswith("claude-code"):
+        found.setdefault("Claude", "Claude Code")
+    return found
+
+
+def _self_preference_drafts(session: Session, judgments: Sequence[TurnJudgment]) -> Iterable[Draft]:
+    """Per condition, the judge models of the agent's own family (one finding each)."""
+    agents = agent_families(session)
+    if not agents:
+        return
+    seen: set[tuple[str, str]] = set()
+    for judgment in judgments:
+        family = model_family(judgment.model)
+        if family not in agents or (judgment.condition, judgment.model) in seen:
+            continue
+        seen.add((judgment.condition, judgment.model))
+        yield Draft(
+            "SELF_PREFERENCE",
+            "warning",
+            f"The judge ({judgment.model}) is of the same family as the judged agent "
+            f"({agents[family]}): {family} judging {family}. LLM judges are known to favour "
+            "their own family's output (self-preference); check its scores against people's "
+            "labels or a judge of another family.",
+            judgment.condition,
+        )
+
+
 TurnScores = dict[str, list[tuple[float | None, int]]]
 """Per condition, each judged turn's score and how many of its steps were judged."""
 
@@ -454,6 +508,7 @@ def _session_findings(
     session: Session,
     catalogs: _SessionCatalogs,
     turn_scores: TurnScores,
+    judgments: Sequence[TurnJudgment] = (),
 ) -> list[Finding]:
     drafts = list(catalogs.session_wide)
     missing = catalogs.unlisted_tools()
@@ -466,6 +521,7 @@ def _session_findings(
             )
         )
     drafts.extend(_uniform_drafts(turn_scores))
+    drafts.extend(_self_preference_drafts(session, judgments))
     return _by_severity(_finding(session, None, draft) for draft in drafts)
 
 
@@ -511,14 +567,21 @@ def lint(
     the judge's menus were merged with, if any."""
     options = options or RenderOptions()
     by_turn: dict[tuple[str, int], list[TurnJudgment]] = {}
+    by_session: dict[str, list[TurnJudgment]] = {}
     for judgment in judgments:
         by_turn.setdefault((judgment.session_id, judgment.turn_index), []).append(judgment)
+        by_session.setdefault(judgment.session_id, []).append(judgment)
     scored_turns = _turn_scores_by_session(judgments)
     findings: list[Finding] = []
     for session in sessions:
         catalogs = _SessionCatalogs(session, live)
         findings.extend(
-            _session_findings(session, catalogs, scored_turns.get(session.session_id, {}))
+            _session_findings(
+                session,
+                catalogs,
+                scored_turns.get(session.session_id, {}),
+                by_session.get(session.session_id, []),
+            )
         )
         prior_chars = -1  # summaries of the turns so far, joined by newlines
         for turn in session.turns:

@@ -6,6 +6,8 @@ from ._adjudicator import (
 )
 from ._agreement import (
     AgreementReport as AgreementReport,
+    ClassAgreement as ClassAgreement,
+    PairAgreement as PairAgreement,
     agreement_report as agreement_report,
     pair_agreement as pair_agreement,
 )
@@ -19,11 +21,23 @@ from ._charts import (
     raw_agreement_chart as raw_agreement_chart,
 )
 from ._config import (
+    TOOL_SELECTION as TOOL_SELECTION,
     FieldSpec as FieldSpec,
     LabelConfig as LabelConfig,
     LabelError as LabelError,
     default_config as default_config,
     read_config as read_config,
+    with_tool_selection as with_tool_selection,
+)
+from ._judge_labels import (
+    judgment_labels as judgment_labels,
+    majority_label as majority_label,
+    pair_details as pair_details,
+    step_item_id as step_item_id,
+    step_label_rows as step_label_rows,
+    stored_step_labels as stored_step_labels,
+    tool_selection_labels as tool_selection_labels,
+    tool_selection_only as tool_selection_only,
 )
 from ._labels import (
     LabelSet as LabelSet,
@@ -48,6 +62,7 @@ from ._rules import (
 from ._store import (
     AdjudicationStore as AdjudicationStore,
     Decision as Decision,
+    StepLabel as StepLabel,
     default_store_path as default_store_path,
 )
 from ._study import (

@@ -32,8 +32,34 @@ class Share(BaseModel):
     agreement_ci: tuple[float, float] | None = None
 
 
+class ClassAgreement(BaseModel):
+    """How ``rater_b`` of a pair answers one value, taking ``rater_a`` as the reference.
+
+    For the TSQ judge (``rater_b``) against people (``rater_a``) on ``tool_selection``, the
+    ``incorrect`` class gives its *catches* (``recall``: how often the judge says incorrect
+    when people do) and its *false flags* (``false_rate``: how often it says incorrect when
+    people say correct).
+    """
+
+    value: str
+    n: int
+    """Items ``rater_a`` gave this value."""
+    agreed: int
+    """Of those, the items ``rater_b`` gave it too."""
+    recall: float | None
+    """P(b says value | a says value); None when ``a`` never said it."""
+    false_rate: float | None
+    """P(b says value | a says another value); None when ``a`` said only this value."""
+
+
 class PairAgreement(BaseModel):
-    """Two raters on one field, over the items both labelled."""
+    """Two raters on one field, over the items both labelled.
+
+    ``per_class`` and ``majority_baseline`` take ``rater_a`` as the reference (the human, as
+    pairs are ordered human, council, llm, adjudicator): the baseline is the raw agreement of
+    always answering ``rater_a``'s most common value, so a high raw agreement on an easy set
+    (nearly every choice correct) is read beside what a constant answer would score.
+    """
 
     rater_a: str
     rater_b: str
@@ -45,6 +71,14 @@ class PairAgreement(BaseModel):
     weights: Literal["linear"] | None
     values: list[str]
     confusion: list[list[int]]  # rows: rater_a's value, columns: rater_b's, in ``values`` order
+    per_class: list[ClassAgreement] | None = None
+    majority_label: str | None = None
+    """``rater_a``'s most common value (the first in ``values`` order among equals)."""
+    majority_baseline: float | None = None
+    """Raw agreement of always answering ``majority_label``: its share of ``rater_a``'s labels."""
+
+    def class_agreement(self, value: str) -> ClassAgreement | None:
+        return next((c for c in self.per_class or [] if c.value == value), None)
 
 
 class CouncilAgreement(BaseModel):
@@ -225,6 +259,7 @@ def pair_agreement(
         on_diagonal[diagonal] = True
         agreement_ci = _interval(on_diagonal[draws].mean(axis=1))
         kappa_ci = _interval(_kappas(tables.reshape(resamples, k, k), weights))
+    reference = table.sum(axis=1)
     return PairAgreement(
         rater_a=names[0],
         rater_b=names[1],
@@ -236,7 +271,31 @@ def pair_agreement(
         weights=weights,
         values=values,
         confusion=table.tolist(),
+        per_class=_per_class(table, values),
+        majority_label=values[int(np.argmax(reference))] if n else None,
+        majority_baseline=float(reference.max() / n) if n else None,
     )
+
+
+def _per_class(table: np.ndarray, values: list[str]) -> list[ClassAgreement]:
+    """Per value of ``rater_a`` (rows of ``table``): how often ``rater_b`` answered it."""
+    n = int(table.sum())
+    result = []
+    for i, value in enumerate(values):
+        said = int(table[i].sum())
+        agreed = int(table[i, i])
+        others = n - said
+        wrongly = int(table[:, i].sum()) - agreed
+        result.append(
+            ClassAgreement(
+                value=value,
+                n=said,
+                agreed=agreed,
+                recall=agreed / said if said else None,
+                false_rate=wrongly / others if others else None,
+            )
+        )
+    return result
 
 
 def rater_columns(labels: LabelSet, field: str, by: GroupBy = "rater") -> pl.DataFrame:

@@ -144,6 +144,22 @@ def default_config() -> LabelConfig:
     )
 
 
+TOOL_SELECTION = FieldSpec(
+    name="tool_selection",
+    values=["correct", "incorrect"],
+    description="Was the tool chosen at this step (or turn) the right one? The TSQ judge's "
+    "ChainPoll majority, or a person's label from the Turn page.",
+)
+"""The field the TSQ judge and people label steps on; :func:`with_tool_selection` adds it."""
+
+
+def with_tool_selection(config: LabelConfig) -> LabelConfig:
+    """``config`` with the ``tool_selection`` field declared (kept as is if it already is)."""
+    if config.field(TOOL_SELECTION.name) is not None:
+        return config
+    return config.model_copy(update={"fields": [*config.fields, TOOL_SELECTION]})
+
+
 def read_config(path: str | Path) -> LabelConfig:
     """A :class:`LabelConfig` from a TOML or JSON file; :class:`LabelError` names what is wrong."""
     path = Path(path)

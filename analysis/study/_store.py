@@ -38,12 +38,28 @@ class Decision(BaseModel):
     decided_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class StepLabel(BaseModel):
+    """A person's label of one step's (or turn's) tool choice, saved from the Turn page.
+
+    ``item_id`` is the step's label item (:func:`analysis.study.step_item_id`).
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    item_id: str
+    labeller: str = Field(min_length=1)
+    value: Literal["correct", "incorrect"]
+    reason: str = ""
+    labelled_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
 class AdjudicationStore:
-    """Decisions in an SQLite file: every save is its own committed transaction.
+    """Decisions (and people's step labels) in an SQLite file: every save is its own committed
+    transaction.
 
     A connection per call, WAL journal and a busy timeout let several browser tabs (threads)
     or processes save at once without losing a decision. History is kept; the latest decision
-    for an (item, field) is the current one.
+    for an (item, field) is the current one, and the latest step label for an (item, labeller).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -57,6 +73,12 @@ class AdjudicationStore:
                 " field TEXT NOT NULL, adjudicator TEXT NOT NULL,"
                 " adjudicator_kind TEXT NOT NULL, side TEXT NOT NULL, value TEXT NOT NULL,"
                 " cause TEXT NOT NULL, note TEXT NOT NULL, decided_at TEXT NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS step_labels ("
+                " id INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL,"
+                " labeller TEXT NOT NULL, value TEXT NOT NULL, reason TEXT NOT NULL,"
+                " labelled_at TEXT NOT NULL)"
             )
 
     @contextmanager
@@ -89,6 +111,35 @@ class AdjudicationStore:
             conn.row_factory = sqlite3.Row
             rows = conn.execute("SELECT * FROM decisions ORDER BY id").fetchall()
         return [Decision.model_validate(dict(row)) for row in rows]
+
+    def save_step_label(self, label: StepLabel) -> None:
+        row = label.model_dump(mode="json")
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT INTO step_labels (item_id, labeller, value, reason, labelled_at)"
+                " VALUES (:item_id, :labeller, :value, :reason, :labelled_at)",
+                row,
+            )
+
+    def step_labels_version(self) -> int:
+        """The id of the latest step label saved (0: none yet), like :meth:`version`."""
+        with self._connect() as conn:
+            latest: int | None = conn.execute("SELECT MAX(id) FROM step_labels").fetchone()[0]
+        return latest or 0
+
+    def step_labels(self, history: bool = False) -> list[StepLabel]:
+        """The current step labels: the latest per (item, labeller), in the order saved; with
+        ``history``, every label ever saved, oldest first."""
+        query = (
+            "SELECT * FROM step_labels ORDER BY id"
+            if history
+            else "SELECT * FROM step_labels WHERE id IN"
+            " (SELECT MAX(id) FROM step_labels GROUP BY item_id, labeller) ORDER BY id"
+        )
+        with self._connect() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute(query).fetchall()
+        return [StepLabel.model_validate(dict(row)) for row in rows]
 
 
 def read_decisions(path: Path, issues: list[ParseIssue]) -> list[Decision]:

@@ -376,6 +376,68 @@ def review_queue(
     return queue if limit is None else queue.head(limit)
 
 
+LABELLING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "item_id": pl.String,
+    "session_id": pl.String,
+    "turn_index": pl.Int64,
+    "step_index": pl.Int64,
+    "parent_call_id": pl.String,
+    "score": pl.Float64,
+    "votes_label": pl.String,
+    "reason": pl.String,
+}
+
+
+def labelling_queue(
+    judgments: Sequence[TurnJudgment],
+    labelled: Iterable[str] = (),
+    condition: Condition = "full",
+    limit: int | None = 20,
+) -> pl.DataFrame:
+    """Judged steps (and turns) for a person to label next, their ``item_id`` as the judge's
+    labels name them (:func:`analysis.study.step_item_id`); items in ``labelled`` are left out.
+
+    Split votes first, the evenest split first (the judge is least sure there, and a person's
+    label tells the most), then steps judged incorrect, then the rest; ties in session order.
+    Unscored steps are not offered: the judge gave them no label to compare.
+    """
+    from analysis.study._judge_labels import step_item_id
+
+    done = set(labelled)
+    rows = []
+    for j in judgments:
+        if j.condition != condition or j.score is None:
+            continue
+        item = step_item_id(j.session_id, j.turn_index, j.step_index, j.parent_call_id)
+        if item in done:
+            continue
+        correct = sum(v.verdict == "correct" for v in j.votes)
+        split = _is_split(j)
+        rows.append(
+            {
+                "item_id": item,
+                "session_id": j.session_id,
+                "turn_index": j.turn_index,
+                "step_index": j.step_index,
+                "parent_call_id": j.parent_call_id,
+                "score": j.score,
+                "votes_label": f"{correct} of {len(j.votes)} judges",
+                "reason": "split vote" if split else "judged incorrect" if j.score < 0.5 else "",
+                "rank": 0 if split else 1 if j.score < 0.5 else 2,
+            }
+        )
+    frame = pl.DataFrame(rows, schema={**LABELLING_SCHEMA, "rank": pl.Int64})
+    queue = frame.sort(
+        pl.col("rank"),
+        (pl.col("score") - 0.5).abs(),
+        pl.col("session_id"),
+        pl.col("turn_index"),
+        pl.col("parent_call_id").is_not_null(),
+        pl.col("step_index"),
+    ).drop("rank")
+    return queue if limit is None else queue.head(limit)
+
+
 def _step_name(step_index: int, parent_call_id: str | None) -> str:
     under = f" of the subagent of call {parent_call_id}" if parent_call_id else ""
     return f"step {step_index}{under}"

@@ -1,0 +1,171 @@
+"""The TSQ judge as a rater: its judgments and people's step labels as labels of one field.
+
+Both sides label ``tool_selection`` (``correct`` / ``incorrect``) of the same items, so
+:func:`~analysis.study.agreement_report` compares the judge with people like any two raters.
+
+An item is one judged unit, named by :func:`step_item_id`:
+
+- ``SESSION:TURN:STEP`` for a step of the main agent (``5eed…0002:3:1``);
+- ``SESSION:TURN:STEP:CALL`` for a step of a subagent, ``CALL`` the id of the call that
+  spawned it;
+- ``SESSION:TURN`` for a turn judged as a whole (``--unit turn``).
+
+The judge's label is its ChainPoll majority: score (the fraction of votes ``correct``) ≥ 0.5
+is ``correct``, so an even split counts as ``correct`` (the judge found no majority against the
+choice); the fraction itself is kept as ``vote_fraction``. Only judgments of the ``full``
+condition (the judge saw the menu and the call) are labels; unscored ones are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import polars as pl
+
+from analysis.models import TurnJudgment
+from analysis.study._agreement import PairAgreement
+from analysis.study._config import TOOL_SELECTION, with_tool_selection
+from analysis.study._labels import LabelSet
+from analysis.study._store import AdjudicationStore, StepLabel
+
+FIELD = TOOL_SELECTION.name
+JUDGE_CONDITION = "full"
+LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "item_id": pl.String,
+    "rater": pl.String,
+    "rater_kind": pl.String,
+    "field": pl.String,
+    "value": pl.String,
+    "vote_fraction": pl.Float64,
+    "reason": pl.String,
+}
+
+
+def step_item_id(
+    session_id: str,
+    turn_index: int,
+    step_index: int | None = None,
+    parent_call_id: str | None = None,
+) -> str:
+    """The label item of a step (or of a whole turn, ``step_index`` None): see the module."""
+    if step_index is None:
+        return f"{session_id}:{turn_index}"
+    call = f":{parent_call_id}" if parent_call_id else ""
+    return f"{session_id}:{turn_index}:{step_index}{call}"
+
+
+def majority_label(score: float) -> str:
+    """The ChainPoll majority of a score: ``correct`` at 0.5 and above (a tie included)."""
+    return "correct" if score >= 0.5 else "incorrect"
+
+
+def judgment_labels(judgments: Iterable[TurnJudgment], rater: str | None = None) -> pl.DataFrame:
+    """``tsq judge`` results as ``tool_selection`` labels: one row per scored ``full``
+    judgment, rater the judge's model (or ``rater``), kind ``llm``, with ``vote_fraction``."""
+    rows = [
+        {
+            "item_id": step_item_id(j.session_id, j.turn_index, j.step_index, j.parent_call_id),
+            "rater": rater or j.model,
+            "rater_kind": "llm",
+            "field": FIELD,
+            "value": majority_label(j.score),
+            "vote_fraction": j.score,
+            "reason": None,
+        }
+        for j in judgments
+        if j.condition == JUDGE_CONDITION and j.score is not None
+    ]
+    return pl.DataFrame(rows, schema=LABEL_SCHEMA).unique(
+        subset=["item_id", "rater"], keep="last", maintain_order=True
+    )
+
+
+def step_label_rows(labels: Sequence[StepLabel]) -> pl.DataFrame:
+    """People's step labels as ``tool_selection`` labels: rater the labeller, kind ``human``;
+    the latest label of a labeller on an item wins."""
+    rows = [
+        {
+            "item_id": label.item_id,
+            "rater": label.labeller,
+            "rater_kind": "human",
+            "field": FIELD,
+            "value": label.value,
+            "vote_fraction": None,
+            "reason": label.reason,
+        }
+        for label in labels
+    ]
+    return pl.DataFrame(rows, schema=LABEL_SCHEMA).unique(
+        subset=["item_id", "rater"], keep="last", maintain_order=True
+    )
+
+
+def stored_step_labels(store: AdjudicationStore) -> pl.DataFrame:
+    """The store's current step labels (the latest per item and labeller) as label rows."""
+    return step_label_rows(store.step_labels())
+
+
+def tool_selection_labels(
+    judgments: Iterable[TurnJudgment] = (),
+    store: AdjudicationStore | None = None,
+    labels: LabelSet | None = None,
+) -> LabelSet:
+    """``labels`` (or none) plus the judge's labels and the store's step labels, with the
+    ``tool_selection`` field declared. Rows the labels already hold for the same item, rater
+    and field win over the added ones."""
+    from analysis.study._config import default_config
+
+    added = [judgment_labels(judgments)]
+    if store is not None:
+        added.append(stored_step_labels(store))
+    base = labels.frame if labels is not None else None
+    frames = [frame for frame in (base, *added) if frame is not None and not frame.is_empty()]
+    if frames:
+        frame = pl.concat(frames, how="diagonal_relaxed").unique(
+            subset=["item_id", "rater", "field"], keep="first", maintain_order=True
+        )
+    else:
+        frame = labels.frame if labels is not None else pl.DataFrame(schema=LABEL_SCHEMA)
+    config = with_tool_selection(labels.config if labels is not None else default_config())
+    if labels is None:
+        return LabelSet(frame, config, [])
+    return LabelSet(frame, config, list(labels.issues), labels.items)
+
+
+def tool_selection_only(labels: LabelSet) -> LabelSet:
+    """Just the ``tool_selection`` labels of ``labels``."""
+    frame = labels.frame.filter(pl.col("field") == FIELD)
+    return LabelSet(frame, labels.config, list(labels.issues), labels.items)
+
+
+def pair_details(pair: PairAgreement, flagged: str = "incorrect") -> list[str]:
+    """A pair of raters on a two-valued field in sentences, ``rater_a`` the reference: the
+    confusion matrix, how often ``rater_b`` catches the ``flagged`` value and how often it
+    flags it wrongly, and the majority-label baseline beside the raw agreement."""
+    width = max(len(value) for value in pair.values) if pair.values else 0
+    lines = [f"confusion (rows {pair.rater_a}, columns {pair.rater_b}):"]
+    lines.append(" " * (width + 2) + " ".join(f"{v:>{width}}" for v in pair.values))
+    for value, row in zip(pair.values, pair.confusion, strict=True):
+        lines.append(f"  {value:<{width}}" + " ".join(f"{count:>{width}}" for count in row))
+    hit = pair.class_agreement(flagged)
+    if hit is not None:
+        others = pair.n - hit.n
+        wrongly = round(hit.false_rate * others) if hit.false_rate is not None else 0
+        lines.append(
+            f"catches: {pair.rater_b} says {flagged} on {hit.agreed} of the {hit.n} items "
+            f"{pair.rater_a} says {flagged} ({_share(hit.recall)})"
+        )
+        lines.append(
+            f"false flags: {pair.rater_b} says {flagged} on {wrongly} of the {others} items "
+            f"{pair.rater_a} says otherwise ({_share(hit.false_rate)})"
+        )
+    if pair.majority_label is not None:
+        lines.append(
+            f"majority baseline: always answering {pair.majority_label!r} agrees "
+            f"{_share(pair.majority_baseline)} (raw agreement {_share(pair.agreement)})"
+        )
+    return lines
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
