@@ -491,15 +491,103 @@ def study_source() -> StudyView:
     return StudyView(path=path, study=study, comparison=comparison, store=store)
 
 
+def study_store_path() -> Path:
+    """The decision store of the study the Agreement page shows (the one typed in its sidebar,
+    kept for this browser session; default: the bundled study's), where people's step labels
+    from the Turn page are saved beside the adjudications."""
+    default = str(analysis.sample_data_dir() / "council_vs_human")
+    typed = _remembered("study_path", default)
+    path = str(Path(typed).expanduser()) if typed.strip() else default
+    return analysis.default_store_path(path)
+
+
+LABELLER_KEY = "kept_labeller"
+
+
+def step_label_panel(item_id: str, store_path: Path) -> None:
+    """A person's label of one step's tool choice (correct or incorrect, with a reason), saved
+    in the store at ``store_path`` (created on the first save); the labeller's name is kept for
+    this browser session. The step's labels so far are listed below, the latest of each
+    labeller."""
+    from analysis.study import StepLabel
+
+    st.markdown("**Your label for this step's tool choice**")
+    with st.form("step_label_form"):
+        value = st.radio(
+            "The tool choice was", ["correct", "incorrect"], horizontal=True, key="label_value"
+        )
+        reason = st.text_area("Reason", key="label_reason")
+        labeller = st.text_input(
+            "Your name", value=st.session_state.get(LABELLER_KEY, ""), key="label_labeller"
+        )
+        submitted = st.form_submit_button("Save label")
+    if submitted:
+        name = labeller.strip()
+        if not name:
+            st.warning("Give your name, so your labels are told apart from others'.")
+        else:
+            st.session_state[LABELLER_KEY] = name
+            decision_store(str(store_path)).save_step_label(
+                StepLabel.model_validate(
+                    {"item_id": item_id, "labeller": name, "value": value, "reason": reason.strip()}
+                )
+            )
+            st.success(f"Saved: {name} labelled this step's tool choice {value}.")
+    if not store_path.exists():
+        return
+    store = decision_store(str(store_path))
+    labels = [label for label in store.step_labels() if label.item_id == item_id]
+    if labels:
+        st.caption(f"Labels of this step ({item_id}), saved in {store.path}")
+        st.dataframe(
+            [
+                {
+                    "labeller": label.labeller,
+                    "label": label.value,
+                    "reason": label.reason,
+                    "labelled at": label.labelled_at.strftime("%Y-%m-%d %H:%M"),
+                }
+                for label in labels
+            ],
+            hide_index=True,
+        )
+
+
+def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Finding]]:
+    """The judgments of the data source the other pages show (kept for this browser session),
+    with their findings, without drawing its controls: the bundled sample or a local folder,
+    plus judgments made on the Judge page. Uploaded files are per page: only the latter."""
+    choice = _remembered("data_source", SOURCES[0])
+    sample = analysis.sample_data_dir()
+    folders: list[str] = [str(sample / "transcripts"), str(sample / "judgments")]
+    if choice == "Local folder":
+        typed = _remembered("data_folder", "")
+        folder = str(Path(typed).expanduser())
+        root = data_root()
+        allowed = root is None or analysis.inside_root(folder, root)
+        folders = [folder] if typed and allowed and Path(folder).exists() else []
+    elif choice == "Upload files":
+        folders = []
+    loaded, findings = load_folder(*folders) if folders else (analysis.LoadResult(), [])
+    fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
+    judgments = analysis.merge_judgments(loaded.judgments, fresh)
+    if fresh:
+        judged = {j.session_id for j in fresh}
+        sessions = [s for s in loaded.sessions if s.session_id in judged]
+        findings = [f for f in findings if f.session_id not in judged]
+        findings += analysis.lint(sessions, judgments)
+    return judgments, findings
+
+
 def disagreement_panel(view: StudyView, row: dict[str, Any]) -> None:
     """One disagreement: both labels, the suggested cause, the rule, the decision, transcript."""
     spec = view.study.labels.spec(row["field"])
-    st.subheader(f"{row['item_id']} · {row['field']}")
+    st.subheader(inert(f"{row['item_id']} · {row['field']}"))
     if spec.description:
-        st.caption(spec.description)
+        st.caption(inert(spec.description))
     left, right = st.columns(2)
-    left.metric("Human", row["human"])
-    right.metric("Council", row["council"])
+    left.metric("Human", inert(str(row["human"])))
+    right.metric("Council", inert(str(row["council"])))
     st.text(f"Suggested cause: {row['suggested_cause'] or 'none'}")
     st.text(f"Rule proposes: {row['proposal_side'] or 'nothing'} ({row['proposal_reason']})")
     if row["adjudicator"]:

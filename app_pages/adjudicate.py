@@ -61,7 +61,7 @@ with st.form("decision", clear_on_submit=True):
         "Which label stands?",
         sides,
         index=1 if row["proposal_side"] == "council" else 0,
-        format_func=lambda s: f"{s}: {row[s]}",
+        format_func=lambda s: inert(f"{s}: {row[s]}"),
         horizontal=True,
         key="decision_side",
     )

@@ -7,7 +7,7 @@ import analysis
 from analysis.export import chat_attributes
 from analysis.models import ToolCatalog
 from analysis.views import MENU_NAMES, menu_comparison
-from workbench_ui import chosen_session_and_turn, data_source
+from workbench_ui import chosen_session_and_turn, data_source, inert
 
 st.title("Catalog")
 workspace = data_source()
@@ -18,7 +18,7 @@ live = None
 if dump is not None:
     live, dump_issues = analysis.live_dump_from_bytes(dump.getvalue(), dump.name)
     for issue in dump_issues:
-        st.error(str(issue))
+        st.error(inert(str(issue)))
 
 condition = (
     st.segmented_control(

@@ -4,7 +4,14 @@ import polars as pl
 import streamlit as st
 
 from analysis.views import step_scores_chart, step_table, turn_table
-from workbench_ui import chart_downloads, chosen_session, data_source, open_page, open_step
+from workbench_ui import (
+    chart_downloads,
+    chosen_session,
+    data_source,
+    inert,
+    open_page,
+    open_step,
+)
 
 st.title("Session")
 workspace = data_source()
@@ -30,7 +37,7 @@ if st.toggle("Ambiguous turns only (split votes)", key="ambiguous_only"):
     steps = steps.filter(pl.col("turn_index").is_in(turns["turn_index"].implode()))
 st.caption(
     f"{len(session.turns)} turns, {steps.height} steps, "
-    f"{sum(1 for _ in session.tool_calls())} tool calls — {session.source}"
+    f"{sum(1 for _ in session.tool_calls())} tool calls — {inert(session.source)}"
 )
 if steps.is_empty():
     st.info("No step to plot.")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -180,3 +181,9 @@ def hostile_transcript(write_jsonl: WriteJsonl, tmp_path: Path) -> Path:
         ]
     )
     return tmp_path
+
+
+def plain(shown: str) -> str:
+    """Text as a person reads it on the page: data shown in Markdown elements is escaped
+    (``workbench_ui.inert``), and the backslashes are not displayed."""
+    return re.sub(r"\\(.)", r"\1", shown)

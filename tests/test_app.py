@@ -15,6 +15,7 @@ from conftest import (
     RICH,
     open_app as app,
     open_page as page,
+    plain,
     use_folder,
 )
 from streamlit.testing.v1 import AppTest
@@ -194,7 +195,7 @@ def test_picking_a_step_in_the_table_opens_it():
     at.run()
     assert not at.exception
     assert param(at, "step") == "1"
-    assert at.subheader[1].value == "Step 1"
+    assert plain(at.subheader[1].value) == "Step 1"
 
 
 def test_a_bad_step_in_the_link_is_said_in_one_line():
@@ -202,13 +203,13 @@ def test_a_bad_step_in_the_link_is_said_in_one_line():
     assert not at.exception
     (warning,) = at.warning
     assert warning.value == "Turn 0 has no step 9: its responses are numbered 0 to 2."
-    assert at.subheader[1].value == "Step 0"
+    assert plain(at.subheader[1].value) == "Step 0"
 
 
 def test_a_subagent_step_opens_by_its_call():
     at = page("app_pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
     assert not at.exception
-    assert at.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
+    assert plain(at.subheader[1].value) == "Step 1, in the subagent spawned by call toolu_t1"
     texts = [t.value for t in at.text]
     assert any(t.startswith("(a subagent, spawned by Task(") for t in texts)
     codes = [c.value for c in at.code]
@@ -248,7 +249,7 @@ def test_turn_level_judgments_are_still_shown(tmp_path):
     at.query_params["turn"] = "1"
     at.switch_page("app_pages/turn.py").run()
     assert not at.exception
-    assert at.subheader[0].value == "Judged as one whole turn"
+    assert plain(at.subheader[0].value) == "Judged as one whole turn"
     assert "0 of 3 judges said correct." in [t.value for t in at.text]
     assert verdicts(at) == [f"**Judge {n}: incorrect**" for n in (1, 2, 3)]
     assert at.metric[0].value == "0.00"
@@ -344,7 +345,7 @@ def sidebar_to(at: AppTest, path: str) -> AppTest:
 
 def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
     at = page("app_pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
-    assert at.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
+    assert plain(at.subheader[1].value) == "Step 1, in the subagent spawned by call toolu_t1"
     catalog = sidebar_to(at, "app_pages/catalog.py")
     assert not catalog.exception
     assert catalog.selectbox(key="session_pick").value == RICH
@@ -359,7 +360,7 @@ def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
         "step": "1",
         "call": "toolu_t1",
     }
-    assert turn.subheader[1].value == "Step 1, in the subagent spawned by call toolu_t1"
+    assert plain(turn.subheader[1].value) == "Step 1, in the subagent spawned by call toolu_t1"
 
 
 def test_picking_another_session_forgets_the_old_turn():

@@ -225,3 +225,117 @@ def test_agreement_and_a_real_turn_in_a_real_browser(server, tmp_path):
     assert (tmp_path / "real-turn.png").stat().st_size > 10_000
     outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
     assert outside == []
+
+
+EVIL = "![x](http://evil.example/{}.png)<img src=http://evil.example/{}i.png>"
+
+
+def _hostile_workspace(root: Path) -> tuple[Path, Path]:
+    """A transcript folder whose path, title, ask, tool call and answer carry markup that
+    would fetch from evil.example if rendered, and a study whose item ids and label values do.
+    Folder names cannot hold "//", but "http:/host" (one slash) is fetched all the same."""
+    import json
+
+    folder = root / "![f](http:" / "evil.example" / "folder.png)"
+    folder.mkdir(parents=True)
+    session = "hostile-session"
+    records = [
+        {"type": "summary", "summary": EVIL.format("title", "title"), "leafUuid": "a1"},
+        {
+            "type": "user",
+            "sessionId": session,
+            "uuid": "u1",
+            "timestamp": "2026-02-11T20:00:00.000Z",
+            "cwd": "/repo/" + EVIL.format("cwd", "cwd"),
+            "message": {"role": "user", "content": EVIL.format("ask", "ask")},
+        },
+        {
+            "type": "assistant",
+            "sessionId": session,
+            "uuid": "a1",
+            "timestamp": "2026-02-11T20:00:01.000Z",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": [
+                    {"type": "text", "text": EVIL.format("answer", "answer")},
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": EVIL.format("input", "input")},
+                    },
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "sessionId": session,
+            "uuid": "r1",
+            "timestamp": "2026-02-11T20:00:02.000Z",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": EVIL.format("result", "result"),
+                    }
+                ],
+            },
+        },
+    ]
+    (folder / "session.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    study = root / "study"
+    study.mkdir()
+    item = EVIL.format("item", "item").replace(",", " ")
+    value = EVIL.format("value", "value").replace(",", " ")
+    rows = ["item_id,rater,rater_kind,verdict"]
+    rows += [f'"{item}",ann,human,"{value}"', f'"{item}",opus,council,no']
+    (study / "labels.csv").write_text("\n".join(rows) + "\n")
+    return folder, study
+
+
+def test_markup_from_data_never_reaches_the_page(server, tmp_path):
+    """Hostile text in paths, titles, asks, calls, results, item ids and label values, on every
+    page: the browser asks nothing of any origin but the app's own."""
+    from urllib.parse import quote
+
+    from playwright.sync_api import sync_playwright
+
+    folder, study = _hostile_workspace(tmp_path)
+    source = f"source=folder&folder={quote(str(folder))}"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 2000})
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+
+        def settle() -> None:
+            page.wait_for_function(
+                "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
+            )
+            page.wait_for_timeout(1500)
+
+        page.goto(f"{server}/?{source}")
+        page.get_by_text("1 of 1 sessions").wait_for(timeout=30_000)
+        settle()
+        for path in ("session", "turn", "catalog", "judge"):
+            page.goto(f"{server}/{path}?{source}&session=hostile-session&turn=0")
+            page.get_by_role("heading", name=path.capitalize()).wait_for(timeout=30_000)
+            settle()
+        page.goto(f"{server}/agreement")
+        labels = page.get_by_role("textbox", name="Labels (folder or file)")
+        labels.fill(str(study))
+        labels.press("Enter")
+        page.get_by_text("Sessions", exact=True).first.wait_for(timeout=30_000)
+        settle()
+        page.get_by_test_id("stSidebarNav").get_by_text("Adjudicate", exact=True).click()
+        page.get_by_role("heading", name="Adjudicate").wait_for(timeout=30_000)
+        settle()
+        body = page.inner_text("body")
+        browser.close()
+    assert "evil.example/value.png" in body  # the hostile label is on the page, as text
+    outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
+    assert outside == []
