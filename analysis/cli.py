@@ -91,11 +91,18 @@ def ingest(paths: tuple[str, ...], as_json: bool, catalog: str | None) -> None:
         sys.exit(EXIT_NOTHING_LOADED)
 
 
-def _load_or_exit(paths: tuple[str, ...], catalog: str | None = None) -> LoadResult:
-    """Load, report every issue on stderr, and exit 2 when nothing could be loaded."""
+def _load_or_exit(
+    paths: tuple[str, ...], catalog: str | None = None, *, whole_results: bool = False
+) -> LoadResult:
+    """Load, report every issue on stderr, and exit 2 when nothing could be loaded.
+
+    ``whole_results`` keeps tool results uncut (``tsq send``: secrets are removed before
+    anything is cut, so no secret is left half visible to escape its rule)."""
+    from analysis.ingest._context import DEFAULT_MAX_RESULT_CHARS
     from analysis.ingest._loader import load
 
-    result = load(paths, catalog=catalog)
+    cut = None if whole_results else DEFAULT_MAX_RESULT_CHARS
+    result = load(paths, catalog=catalog, max_result_chars=cut)
     for issue in result.all_issues():
         click.echo(str(issue), err=True)
     if not result.sessions:
@@ -236,7 +243,7 @@ def send_command(
     from analysis.export._send import prepare, send  # httpx, OpenTelemetry, detect-secrets
 
     headers = _headers(header_pairs)
-    result = _load_or_exit(paths)
+    result = _load_or_exit(paths, whole_results=True)
     prepared, preview = prepare(
         result.sessions, _live_dump_or_exit(live_catalog), max_chars, _judgments_or_exit(judgments)
     )
@@ -547,6 +554,11 @@ def _print_agreement(report: AgreementReport) -> None:
                 f"{_interval(pair.agreement_ci, percent=True)} kappa {kappa}"
                 f"{_interval(pair.kappa_ci)}"
             )
+            if name == "tool_selection":  # the TSQ judge vs people: what kappa hides
+                from analysis.study import pair_details
+
+                for line in pair_details(pair):
+                    click.echo(f"    {line}")
         if field.council and field.council.krippendorff_alpha is not None:
             click.echo(
                 f"  stage-1 judges: Krippendorff's alpha {field.council.krippendorff_alpha:.3f}"
@@ -571,7 +583,7 @@ def _print_tables(tables: StudyTables) -> None:
 
 
 @cli.command()
-@click.argument("labels", type=click.Path())
+@click.argument("labels", type=click.Path(), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @click.option("--tables", is_flag=True, help="The five council-vs-human tables instead.")
 @click.option(
@@ -584,6 +596,12 @@ def _print_tables(tables: StudyTables) -> None:
 @config_option
 @db_option
 @click.option(
+    "--judgments",
+    type=click.Path(dir_okay=False),
+    help="JSONL from tsq judge: the judge's tool_selection labels, compared with people's "
+    "step labels in the store (--db).",
+)
+@click.option(
     "--resamples",
     type=click.IntRange(0, 100_000),
     default=1000,
@@ -591,19 +609,31 @@ def _print_tables(tables: StudyTables) -> None:
     help="Bootstrap resamples for the 95% intervals (0: none).",
 )
 def agreement(
-    labels: str,
+    labels: str | None,
     as_json: bool,
     tables: bool,
     by: str,
     config: str | None,
     db: str | None,
+    judgments: str | None,
     resamples: int,
 ) -> None:
-    """Agreement between raters per field; with --tables, the reconciled study's five tables."""
-    from analysis.study import agreement_report, study_tables
+    """Agreement between raters per field; with --tables, the reconciled study's five tables;
+    with --judgments, the TSQ judge against people's step labels on tool_selection."""
+    from analysis.study import agreement_report, study_tables, tool_selection_labels
 
-    study = _study_or_exit(labels, config)
-    if tables:
+    if labels is None and (tables or not (judgments and db)):
+        click.echo("Give LABELS (or, without --tables, --judgments and --db).", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    study = _study_or_exit(labels, config) if labels is not None else None
+    label_set = study.labels if study is not None else None
+    if judgments is not None and not tables:
+        store = _store_for(labels or "", db) if db else _existing_store(labels or "", db)
+        label_set = tool_selection_labels(_judgments_or_exit(judgments), store, label_set)
+        if label_set.frame.is_empty():
+            click.echo(f"{judgments}: no scored judgment of the full condition.", err=True)
+            sys.exit(EXIT_NOTHING_LOADED)
+    if tables and labels is not None and study is not None:
         store = _existing_store(labels, db)
         result = study_tables(study, store, resamples)
         if result.reconciled.is_empty():
@@ -618,8 +648,9 @@ def agreement(
         else:
             _print_tables(result)
         return
+    assert label_set is not None  # LABELS or --judgments gave labels
     report = agreement_report(
-        study.labels, by="kind" if by == "kind" else "rater", resamples=resamples
+        label_set, by="kind" if by == "kind" else "rater", resamples=resamples
     )
     if as_json:
         click.echo(report.model_dump_json())
@@ -751,6 +782,124 @@ def report(
         f"Wrote {out}: {len(result.sessions)} sessions, {turns} turns, "
         f"{len(judged)} judgments, {len(findings)} findings{labelled}"
     )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Council config (TOML): stage-1 judges, chairman, fields.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="Labels to write, .csv or .jsonl (not for --dry-run).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print what the council would be asked and its cost; no request.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    help="Refuse to start when the estimated cost (USD) is above this.",
+)
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Answer cache folder.")
+@timeout_option
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    help="Requests in flight per model (default: the config's, else 4).",
+)
+def council(
+    paths: tuple[str, ...],
+    config_path: str,
+    out: str | None,
+    dry_run: bool,
+    max_cost: float | None,
+    cache_dir: str | None,
+    timeout: float,
+    concurrency: int | None,
+) -> None:
+    """Label each session with an LLM council: stage-1 judges label every field with their
+    reasoning, then the chairman gives the council's label; labels as tsq agreement reads them.
+
+    Exit status: 0 done; 1 --out cannot be written; 2 nothing to label, a bad option or config,
+    the estimate above --max-cost, or the council cannot start (key, model).
+    """
+    import asyncio
+
+    from tqdm import tqdm
+
+    from analysis.council._config import CouncilError, read_council_config
+    from analysis.council._cost import council_estimate
+    from analysis.council._run import run_council, write_council_labels  # the SDKs: slow
+    from analysis.llm._config import LLMError
+    from analysis.llm._cost import dollars
+
+    if out is None and not dry_run:
+        raise click.UsageError("--out is required (unless --dry-run).")
+    if out is not None and Path(out).suffix not in (".csv", ".jsonl"):
+        raise click.BadParameter("labels are written as .csv or .jsonl", param_hint="--out")
+    try:
+        config = read_council_config(config_path)
+    except CouncilError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    config = config.model_copy(
+        update={"timeout": timeout} | ({"concurrency": concurrency} if concurrency else {})
+    )
+    result = _load_or_exit(paths)
+    sessions = result.sessions
+    estimate = council_estimate(sessions, config)
+    if dry_run:
+        for member in estimate.members:
+            click.echo(
+                f"{member.role} {member.model}: {member.requests} requests, about "
+                f"{member.input_tokens:,} input and {member.output_tokens:,} output tokens, "
+                f"{dollars(member.cost_usd)}"
+            )
+        click.echo(estimate.in_words())
+        return
+    if max_cost is not None and (estimate.cost_usd is None or estimate.cost_usd > max_cost):
+        click.echo(
+            f"Not started: the estimated cost, {dollars(estimate.cost_usd)}, is above --max-cost "
+            f"${max_cost:,.2f} (see --dry-run).",
+            err=True,
+        )
+        sys.exit(EXIT_NOTHING_LOADED)
+    with tqdm(total=len(sessions), unit="session", disable=None, file=sys.stderr) as bar:
+        try:
+            rows, stats = asyncio.run(
+                run_council(
+                    sessions,
+                    config,
+                    Path(cache_dir) if cache_dir else None,
+                    on_item=lambda: bar.update(1),
+                )
+            )
+        except LLMError as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_NOTHING_LOADED)
+    assert out is not None
+    try:
+        write_council_labels(rows, out)
+    except OSError as error:
+        click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
+        sys.exit(1)
+    for item_id, rater, reason in stats.failures:
+        click.echo(f"{item_id} {rater}: no labels ({reason}).", err=True)
+    cost = dollars(stats.cost_usd)
+    click.echo(
+        f"{stats.answers_asked} answers asked, {stats.cache_hits} from the cache, "
+        f"{stats.http_requests} HTTP requests; tokens: {stats.input_tokens:,} input, "
+        f"{stats.output_tokens:,} output ({cost})"
+    )
+    click.echo(f"Wrote {len(rows)} labels of {len(sessions)} sessions to {out}")
 
 
 def main() -> None:

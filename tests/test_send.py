@@ -365,3 +365,25 @@ def test_a_servers_error_body_is_shown_printable_and_short(write_jsonl):
     assert "\x07" not in line
     assert "second" not in line
     assert len(line) < 400
+
+
+@pytest.mark.parametrize("max_chars", ["2000", "4000", "8000"])
+def test_a_token_where_results_are_cut_never_leaves_half_visible(write_jsonl, max_chars):
+    token = PLANTED["github"]
+    output = "log line\n" * 441 + f"pushed with {token} ok\n" + "y" * 2000
+    assert output.index(token) < 4000 < output.index(token) + len(token)
+    path = write_jsonl(
+        [
+            user("u1", "why does CI fail?"),
+            assistant("a1", "m1", tool_use("t1", "Bash", command="cat ci.log")),
+            result("r1", "t1", output),
+        ]
+    )
+    with Receiver() as receiver:
+        done = _tsq(
+            "send", str(path), "--endpoint", receiver.url, "--yes", "--max-chars", max_chars
+        )
+        assert done.returncode == 0, done.stderr
+        (request,) = receiver.behaviour.requests
+    wire = request.SerializeToString().decode("utf-8", errors="replace")
+    assert token[:8] not in wire
