@@ -205,3 +205,43 @@ def test_a_huge_labels_cell_costs_only_its_row_and_lines_are_counted_from_one(tm
     assert lines[3].startswith("bad CSV (field larger than field limit")
     assert lines[7] == "more cells than columns"
     assert "maybe" in lines[8]
+
+
+def _create_and_save(path: str, who: str, start: object) -> None:
+    from analysis.study import AdjudicationStore, Decision
+
+    start.wait()  # type: ignore[attr-defined]
+    store = AdjudicationStore(path)
+    store.save(
+        Decision(
+            item_id="i",
+            field="f",
+            adjudicator=who,
+            adjudicator_kind="human",
+            side="human",
+            value="v",
+            cause="c",
+        )
+    )
+
+
+def test_eight_processes_creating_one_new_store_at_once_lose_nothing(tmp_path):
+    """Thirty rounds of eight processes creating the same new store and saving at once."""
+    import multiprocessing
+
+    from analysis.study import AdjudicationStore
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(30):
+        start = context.Barrier(8)
+        path = str(tmp_path / str(round_) / "store.sqlite")
+        workers = [
+            context.Process(target=_create_and_save, args=(path, f"p{n}", start)) for n in range(8)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=120)
+        assert [worker.exitcode for worker in workers] == [0] * 8, f"round {round_}"
+        saved = sorted(d.adjudicator for d in AdjudicationStore(path).decisions())
+        assert saved == [f"p{n}" for n in range(8)]

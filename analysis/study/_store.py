@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
@@ -53,6 +54,9 @@ class StepLabel(BaseModel):
     labelled_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+SETUP_WAIT = 30.0
+
+
 class AdjudicationStore:
     """Decisions (and people's step labels) in an SQLite file: every save is its own committed
     transaction.
@@ -65,8 +69,29 @@ class AdjudicationStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._set_up()
+
+    def _set_up(self) -> None:
+        """Create the file and its tables. Several processes may do so at once: switching to
+        WAL and creating tables can meet a lock the busy timeout does not wait on, so this
+        waits and tries again (for up to ``SETUP_WAIT`` seconds), as a save would wait."""
+        deadline = time.monotonic() + SETUP_WAIT
+        pause = 0.01
+        while True:
+            try:
+                self._create_tables()
+                return
+            except sqlite3.OperationalError as error:
+                busy = "locked" in str(error) or "busy" in str(error)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+
+    def _create_tables(self) -> None:
         with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS decisions ("
                 " id INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL,"
