@@ -157,7 +157,7 @@ def with_council(study: analysis.Study, labels: pl.DataFrame) -> analysis.Study:
     )
     own = study.labels.items.join(counted, on="item_id", how="anti")
     items = pl.concat([own, counted.select(own.columns)])
-    merged = analysis.LabelSet(frame, study.config, list(study.labels.issues), items)
+    merged = analysis.study.LabelSet(frame, study.config, list(study.labels.issues), items)
     return analysis.Study(labels=merged, sessions=study.sessions, issues=list(study.issues))
 
 
@@ -177,7 +177,9 @@ def council_source(view: StudyView) -> StudyView:
         return view
     study = with_council(view.study, labels)
     key = hashlib.sha1(labels.write_csv().encode(), usedforsecurity=False).hexdigest()
-    store = decision_store(str(analysis.default_store_path(f"{view.path}-council-{key[:10]}")))
+    store = decision_store(
+        str(analysis.study.default_store_path(f"{view.path}-council-{key[:10]}"))
+    )
     return CouncilStudyView(
         path=view.path,
         study=study,

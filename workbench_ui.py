@@ -161,7 +161,7 @@ def _local_folder(typed: str) -> str:
         st.stop()
     folder = str(Path(typed).expanduser())
     root = data_root()
-    if root is not None and not analysis.inside_root(folder, root):
+    if root is not None and not analysis.ingest.inside_root(folder, root):
         st.error(f"{typed} is outside the data root this workbench may read, so it is refused.")
         st.stop()
     if not Path(folder).exists():
@@ -379,7 +379,7 @@ def judge_input_panel(rendered: JudgeInput, called: list[str]) -> None:
         f"({rendered.catalog_basis.replace('+', ' + ')} catalog, {rendered.condition} condition)"
     )
     st.text(f"Menu: {rendered.catalog_note}.")
-    menu = analysis.judged_menu(rendered.tools, called)
+    menu = analysis.views.judged_menu(rendered.tools, called)
     st.dataframe(
         menu,
         hide_index=True,
@@ -431,7 +431,9 @@ class StudyView:
     store: analysis.AdjudicationStore
 
     def reconciled(self) -> pl.DataFrame:
-        return analysis.reconcile(self.comparison, analysis.all_decisions(self.study, self.store))
+        return analysis.study.reconcile(
+            self.comparison, analysis.study.all_decisions(self.study, self.store)
+        )
 
     def tables(self) -> analysis.StudyTables:
         """The five tables, computed once until a decision is saved (in any tab or process)."""
@@ -480,10 +482,10 @@ def study_source() -> StudyView:
     path = str(Path(typed).expanduser()) if typed.strip() else default
     try:
         study, comparison = load_study(path)
-    except analysis.LabelError as error:
+    except analysis.study.LabelError as error:
         st.error(str(error))
         st.stop()
-    store = decision_store(str(analysis.default_store_path(path)))
+    store = decision_store(str(analysis.study.default_store_path(path)))
     st.sidebar.caption(f"Decisions are saved in `{store.path}`")
     if study.issues:
         with st.expander(f"{len(study.issues)} issues in the labels"):
@@ -498,7 +500,7 @@ def study_store_path() -> Path:
     default = str(analysis.sample_data_dir() / "council_vs_human")
     typed = _remembered("study_path", default)
     path = str(Path(typed).expanduser()) if typed.strip() else default
-    return analysis.default_store_path(path)
+    return analysis.study.default_store_path(path)
 
 
 LABELLER_KEY = "kept_labeller"
@@ -564,7 +566,7 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Fi
         typed = _remembered("data_folder", "")
         folder = str(Path(typed).expanduser())
         root = data_root()
-        allowed = root is None or analysis.inside_root(folder, root)
+        allowed = root is None or analysis.ingest.inside_root(folder, root)
         folders = [folder] if typed and allowed and Path(folder).exists() else []
     elif choice == "Upload files":
         folders = []
@@ -621,7 +623,7 @@ def show_table(frame: pl.DataFrame, **options: Any) -> Any:
     config = {
         name: st.column_config.NumberColumn(format="percent", step=0.001)
         for name in frame.columns
-        if name in analysis.SHARE_COLUMNS
+        if name in analysis.study.SHARE_COLUMNS
     } | {
         name: st.column_config.NumberColumn(format="%.3f")
         for name in frame.columns
@@ -634,8 +636,8 @@ def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
     """PNG and SVG download buttons for a chart; the files are drawn only when clicked."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "chart"
     formats: list[tuple[str, str, str, Callable[[alt.TopLevelMixin], bytes | str]]] = [
-        ("PNG", "png", "image/png", analysis.chart_to_png),
-        ("SVG", "svg", "image/svg+xml", analysis.chart_to_svg),
+        ("PNG", "png", "image/png", analysis.views.chart_to_png),
+        ("SVG", "svg", "image/svg+xml", analysis.views.chart_to_svg),
     ]
     for column, (label, suffix, mime, render) in zip(st.columns([1, 1, 6]), formats, strict=False):
         column.download_button(

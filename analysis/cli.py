@@ -487,7 +487,7 @@ def lint(
     paths: tuple[str, ...], judgments: str | None, as_json: bool, live_catalog: str | None
 ) -> None:
     """Explain suspicious scores: findings per step, turn and session, with stable codes."""
-    from analysis.lint._findings import lint as lint_sessions
+    from analysis.findings._lint import lint as lint_sessions
 
     result = _load_or_exit(paths)
     loaded = _judgments_or_exit(judgments)
@@ -757,8 +757,8 @@ def report(
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
+    from analysis.findings._lint import lint as lint_sessions
     from analysis.judge._results import merge_judgments
-    from analysis.lint._findings import lint as lint_sessions
     from analysis.report._html import build_report, study_sections  # Altair, vl-convert: on use
     from analysis.study import study_tables
 

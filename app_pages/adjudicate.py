@@ -11,7 +11,7 @@ from workbench_ui import disagreement_panel, inert, study_source
 st.title("Adjudicate")
 view = study_source()
 reconciled = view.tables().reconciled.filter(~pl.col("agree")).sort("item_id", "field")
-open_rows = analysis.still_open(reconciled)
+open_rows = analysis.study.still_open(reconciled)
 st.caption(f"{open_rows.height} of {reconciled.height} disagreements still open")
 
 saved_message = st.session_state.pop("adjudicate_saved", None)
@@ -79,7 +79,7 @@ if next_key is not None and st.button("Skip to the next one", key="skip_decision
     st.query_params["item"], st.query_params["field"] = next_key
     st.rerun()
 
-history = analysis.decision_history(view.study, view.store, row["item_id"], row["field"])
+history = analysis.study.decision_history(view.study, view.store, row["item_id"], row["field"])
 with st.expander(f"History of this disagreement ({history.height} decisions)"):
     if history.is_empty():
         st.caption("No one has decided it yet.")

@@ -44,7 +44,7 @@ SECTIONS: list[Section] = [
     ("3 · Adjudication load", [analysis.adjudication_load_chart], tables.adjudication_load),
     (
         "4 · AI adjudicator's side",
-        [analysis.ai_sides_chart, analysis.followed_rule_chart],
+        [analysis.ai_sides_chart, analysis.study.followed_rule_chart],
         tables.ai_sides,
     ),
     ("5 · Before / after", [analysis.before_after_chart], tables.before_after),
@@ -64,7 +64,7 @@ for tab, (title, charts, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIO
 st.download_button(
     "Download these tables as a report (HTML)",
     data=lambda: analysis.render_report(
-        analysis.study_sections(tables), "Council vs human", "Agreement before and after"
+        analysis.report.study_sections(tables), "Council vs human", "Agreement before and after"
     ),
     file_name="council-vs-human.html",
     mime="text/html",
@@ -79,7 +79,7 @@ pairs = report.pairs_frame()
 shown_field = st.selectbox(
     "Kappa intervals for", [*report.fields, "every field"], key="kappa_field"
 )
-drawn = analysis.kappa_intervals_chart(
+drawn = analysis.study.kappa_intervals_chart(
     pairs if shown_field == "every field" else pairs.filter(pl.col("field") == shown_field)
 )
 st.altair_chart(drawn, width="stretch")

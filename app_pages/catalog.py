@@ -16,7 +16,7 @@ session, turn = chosen_session_and_turn(workspace)
 dump = st.file_uploader("Live catalog dump (optional)", type=["json"], key="live_dump")
 live = None
 if dump is not None:
-    live, dump_issues = analysis.live_dump_from_bytes(dump.getvalue(), dump.name)
+    live, dump_issues = analysis.catalog.live_dump_from_bytes(dump.getvalue(), dump.name)
     for issue in dump_issues:
         st.error(inert(str(issue)))
 
@@ -38,7 +38,7 @@ if condition == "bare":
     st.caption("Under bare the judge's menu is only the tools this turn called.")
 
 openai = session.format.startswith("openai")  # its own catalog, not Claude Code's baseline
-baseline = None if openai else analysis.baseline_catalog()
+baseline = None if openai else analysis.catalog.baseline_catalog()
 trace = session.catalog_for(turn)
 tools = f"{len(rendered.tools)} tool{'s' if len(rendered.tools) != 1 else ''}"
 st.markdown(f"**The judge's menu ({tools}) beside the others**")
@@ -61,7 +61,7 @@ with st.expander("The judge's menu in full: versions, Claude Code's own descript
     st.dataframe(analysis.catalog_frame(ToolCatalog(tools=rendered.tools)), hide_index=True)
 reference = baseline or trace
 if live is not None and reference is not None:
-    _, report = analysis.merge_catalogs(reference, live)
+    _, report = analysis.catalog.merge_catalogs(reference, live)
     st.markdown("**Merge of the live dump**")
     st.json(report.model_dump())
 

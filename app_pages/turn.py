@@ -6,18 +6,10 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis import (
-    findings_for_step,
-    findings_for_turn,
-    is_about_input,
-    judgment_of,
-    render_step,
-    step_table,
-    turn_table,
-    votes_in_words,
-    why_this_score,
-)
+from analysis import findings_for_step, render_step, turn_table, why_this_score
+from analysis.findings import findings_for_turn, is_about_input, votes_in_words
 from analysis.study import step_item_id
+from analysis.views import judgment_of, step_table
 from workbench_ui import (
     chosen_session_and_turn,
     chosen_step,

@@ -167,7 +167,7 @@ def test_turn_page_bare_condition_says_the_score_means_nothing(sample_workspace)
     )
     at.segmented_control(key="turn_condition").set_value("full").run()
     full = judged_menu(at)
-    assert len(full) == len(analysis.baseline_catalog().tools)
+    assert len(full) == len(analysis.catalog.baseline_catalog().tools)
     assert set(full[full["called"]]["tool"]) == called
 
 

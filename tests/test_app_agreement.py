@@ -122,7 +122,7 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
     decide(first_tab, "ana", "council", "first tab")
     # The second tab still shows the same disagreement; its save is kept too, and is the latest.
     decide(second_tab, "ben", "human", "second tab")
-    store = analysis.AdjudicationStore(analysis.default_store_path(fresh_study))
+    store = analysis.AdjudicationStore(analysis.study.default_store_path(fresh_study))
     saved = store.decisions()
     assert [(d.adjudicator, d.side, d.note) for d in saved] == [
         ("ana", "council", "first tab"),
@@ -169,7 +169,7 @@ def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_stud
 
 
 def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and_history():
-    open_before = analysis.open_disagreements(analysis.load_study(STUDY), None)
+    open_before = analysis.study.open_disagreements(analysis.load_study(STUDY), None)
     assert open_before.height > 1
     at = study_page("app_pages/adjudicate.py")
     assert not at.exception

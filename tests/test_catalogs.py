@@ -124,10 +124,10 @@ def test_an_uploaded_dump_reads_like_a_file_and_keeps_its_capture_time():
         "captured_at": "2026-03-02T09:30:00Z",
         "tools": [{"name": "mcp__jira__create", "description": "Create a ticket."}],
     }
-    live, issues = analysis.live_dump_from_bytes(json.dumps(document).encode(), "dump.json")
+    live, issues = analysis.catalog.live_dump_from_bytes(json.dumps(document).encode(), "dump.json")
     assert issues == []
     assert live.captured_at.isoformat() == "2026-03-02T09:30:00+00:00"
     assert [(t.name, t.provenance) for t in live.tools] == [("mcp__jira__create", "live")]
-    nothing, issues = analysis.live_dump_from_bytes(b"{not json", "broken.json")
+    nothing, issues = analysis.catalog.live_dump_from_bytes(b"{not json", "broken.json")
     assert nothing is None
     assert [issue.file for issue in issues] == ["broken.json"]

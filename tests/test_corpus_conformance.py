@@ -203,7 +203,7 @@ def test_tau_bench_trajectories(tau):
 
 def test_tau_bench_catalog_keeps_descriptions_and_schemas(tau):
     tools = json.loads((tau / "airline-tools.json").read_text())
-    catalog, issues = analysis.load_catalog(tau / "airline-tools.json")
+    catalog, issues = analysis.ingest.load_catalog(tau / "airline-tools.json")
     assert issues == []
     assert catalog is not None
     for tool, raw in zip(catalog.tools, tools, strict=True):

@@ -32,7 +32,7 @@ from analysis.council import (
 
 TRANSCRIPTS = analysis.sample_data_dir() / "transcripts"
 STUDY_TRANSCRIPTS = analysis.sample_data_dir() / "council_vs_human" / "transcripts"
-FIELDS = analysis.default_config().fields
+FIELDS = analysis.study.default_config().fields
 STAGE1 = ["claude-sonnet-judge-a", "claude-sonnet-judge-b", "claude-haiku-judge-3"]
 CHAIRMAN = "claude-opus-chair"
 EXTRA_MODELS = [
@@ -129,14 +129,14 @@ def tsq(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_renderer_counts_repeats_as_redundant_calls_does() -> None:
     loaded = analysis.load([STUDY_TRANSCRIPTS, TRANSCRIPTS]).sessions
-    assert any(analysis.redundant_calls(s) for s in loaded)
+    assert any(analysis.study.redundant_calls(s) for s in loaded)
     for session in loaded:
         text = render_session_for_council(session, 6000)
         counted = re.search(r"^Repeated identical calls: (\d+)", text, re.M)
         assert counted is not None
-        assert int(counted.group(1)) == analysis.redundant_calls(session)
+        assert int(counted.group(1)) == analysis.study.redundant_calls(session)
         marked = text.count("[repeat of an earlier identical call]")
-        assert marked in (0, analysis.redundant_calls(session))  # marked when shown in full
+        assert marked in (0, analysis.study.redundant_calls(session))  # marked when shown in full
         calls = sum(1 for _ in session.tool_calls())
         assert f"Tool calls: {calls} (" in text
         assert "## How it ended" in text
@@ -217,7 +217,7 @@ def test_the_council_labels_the_samples_and_tsq_agreement_reads_them(
         assert "Judge C:" in prompt
         assert "Repeated identical calls:" in prompt
 
-    labels = analysis.read_labels([out])
+    labels = analysis.study.read_labels([out])
     assert not labels.issues
     frame = labels.frame
     assert sorted(frame["rater"].unique()) == sorted([*STAGE1, CHAIRMAN])
@@ -283,7 +283,7 @@ def test_the_council_labels_the_samples_and_tsq_agreement_reads_them(
     assert again.returncode == 0, again.stderr
     assert len(fake.script.messages) == asked
     assert f"{n * 4} from the cache" in again.stdout
-    rerun = analysis.read_labels([tmp_path / "again.jsonl"]).frame
+    rerun = analysis.study.read_labels([tmp_path / "again.jsonl"]).frame
     assert (
         rerun.drop("file", "line")
         .sort("item_id", "rater", "field")
@@ -372,7 +372,7 @@ def test_an_invalid_value_is_asked_again(
     frame = council_rows_frame(rows)
     assert frame.height == 3 * len(FIELDS)
     assert set(frame["value"].to_list()) <= {v for spec in FIELDS for v in spec.values}
-    assert frame["redundant_calls"].unique().to_list() == [analysis.redundant_calls(session)]
+    assert frame["redundant_calls"].unique().to_list() == [analysis.study.redundant_calls(session)]
 
 
 def test_no_key_and_unknown_model_stop_the_run(fake: Any, tmp_path: Any) -> None:

@@ -37,26 +37,28 @@ def svg_size(svg: str) -> tuple[float, float]:
 
 
 def test_png_is_a_png_of_the_chart_at_twice_its_size(ablation):
-    png = analysis.chart_to_png(ablation)
+    png = analysis.views.chart_to_png(ablation)
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     chunks = png_chunks(png)
     kinds = [kind for kind, _ in chunks]
     assert kinds[0] == b"IHDR"
     assert kinds[-1] == b"IEND"
     width, height = struct.unpack(">II", chunks[0][1][:8])
-    svg_width, svg_height = svg_size(analysis.chart_to_svg(ablation))
+    svg_width, svg_height = svg_size(analysis.views.chart_to_svg(ablation))
     assert width == pytest.approx(2 * svg_width, abs=2)
     assert height == pytest.approx(2 * svg_height, abs=2)
     assert width > 300
     pixels = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
     assert len(set(pixels)) > 10, "the image is not blank"
-    smaller = struct.unpack(">II", png_chunks(analysis.chart_to_png(ablation, scale=1))[0][1][:8])
+    smaller = struct.unpack(
+        ">II", png_chunks(analysis.views.chart_to_png(ablation, scale=1))[0][1][:8]
+    )
     assert smaller[0] == pytest.approx(width / 2, abs=2)
 
 
 def test_svg_is_an_svg_document_with_the_chart_in_it(ablation, loaded):
     result, _ = loaded
-    svg = analysis.chart_to_svg(ablation)
+    svg = analysis.views.chart_to_svg(ablation)
     root = ET.fromstring(svg)
     assert root.tag == f"{SVG_NS}svg"
     texts = {"".join(t.itertext()) for t in root.iter(f"{SVG_NS}text")}
@@ -72,22 +74,22 @@ def test_every_chart_of_the_workbench_exports(loaded):
     session = next(s for s in result.sessions if s.session_id == RICH)
     overview = analysis.session_overview(result.sessions, result.judgments, findings)
     charts = [
-        analysis.score_distribution_chart(overview),
+        analysis.views.score_distribution_chart(overview),
         analysis.turn_scores_chart(analysis.turn_table(session, result.judgments, findings)),
         analysis.tool_usage_chart(analysis.tool_usage(result.sessions)),
         analysis.findings_chart(analysis.findings_summary(findings)),
     ]
     for chart in charts:
-        assert analysis.chart_to_png(chart, scale=1).startswith(b"\x89PNG")
-        assert ET.fromstring(analysis.chart_to_svg(chart)).tag == f"{SVG_NS}svg"
+        assert analysis.views.chart_to_png(chart, scale=1).startswith(b"\x89PNG")
+        assert ET.fromstring(analysis.views.chart_to_svg(chart)).tag == f"{SVG_NS}svg"
 
 
 def test_remote_data_is_refused_not_fetched():
     chart = alt.Chart("https://example.invalid/data.csv").mark_point().encode(x="a:Q")
     with pytest.raises(ValueError, match="not allowed"):
-        analysis.chart_to_png(chart)
+        analysis.views.chart_to_png(chart)
     with pytest.raises(ValueError, match="not allowed"):
-        analysis.chart_to_svg(chart)
+        analysis.views.chart_to_svg(chart)
 
 
 def download_labels(at: AppTest) -> dict[str, str]:

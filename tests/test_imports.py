@@ -36,7 +36,7 @@ PACKAGES = (
     "analysis.catalog",
     "analysis.render",
     "analysis.judge",
-    "analysis.lint",
+    "analysis.findings",
     "analysis.views",
     "analysis.study",
     "analysis.export",

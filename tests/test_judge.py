@@ -62,7 +62,7 @@ def test_every_request_carries_the_whole_catalog_and_the_rendered_call(fake, tmp
     assert len(fake.script.messages) == 3
     for body in fake.script.messages:
         prompt = prompt_of(body)
-        for tool in analysis.baseline_catalog().tools:
+        for tool in analysis.catalog.baseline_catalog().tools:
             assert f"- {tool.name}: {tool.description}" in prompt
         assert 'WebSearch(query="how to find current git branch")' in prompt
         assert body["tool_choice"] == {"type": "tool", "name": "record_verdict"}

@@ -14,8 +14,8 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix,
 
 import analysis
 from analysis.cli import cli
+from analysis.findings import lint
 from analysis.judge._results import load_judgments
-from analysis.lint import lint
 from analysis.models import TurnJudgment
 from analysis.study import (
     TOOL_SELECTION,

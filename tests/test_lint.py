@@ -11,7 +11,7 @@ import pytest
 from records import assistant, text, tool_use, user
 
 import analysis
-from analysis.lint import findings_for_step, lint
+from analysis.findings import findings_for_step, lint
 from analysis.models import (
     AssistantMessage,
     Session,
@@ -64,10 +64,10 @@ def test_a_plain_trace_has_no_catalog_once_for_the_session(bad_choices):
     (finding,) = lint([bad_choices])
     assert (finding.code, finding.severity) == ("NO_CATALOG", "info")
     assert "tsq export" in finding.message  # says what to do
-    assert analysis.is_about_input(finding)
+    assert analysis.findings.is_about_input(finding)
     assert (finding.turn_index, finding.step_index) == (None, None)
     for turn in bad_choices.turns:  # it still explains every turn
-        about = analysis.findings_for_turn([finding], BAD, turn.index, "full")
+        about = analysis.findings.findings_for_turn([finding], BAD, turn.index, "full")
         assert about == [finding]
 
 
@@ -210,7 +210,7 @@ def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_pat
 
 
 def test_context_findings_agree_with_the_rendered_prior_context(corpus):
-    from analysis.lint import is_context_dependent
+    from analysis.findings import is_context_dependent
     from analysis.render import RenderOptions, render_turn
 
     sessions = analysis.load([corpus / "tau-bench"]).sessions[:40]
@@ -554,7 +554,7 @@ def test_findings_for_step_are_the_step_its_turn_and_its_session(yes_session):
     ) == sorted([f for f in findings if f.step_index is None], key=repr), (
         "a subagent's step of the same number is another step"
     )
-    whole_turn = analysis.findings_for_turn(findings, sid, 0, "full")
+    whole_turn = analysis.findings.findings_for_turn(findings, sid, 0, "full")
     assert [f.code for f in whole_turn] == [
         "UNSCORED",
         "DISCARDED_VOTES",
@@ -656,7 +656,7 @@ def _votes(*verdicts, discarded=0):
 
 
 def test_votes_in_words_name_and_quote_the_dissent():
-    from analysis.lint import votes_in_words
+    from analysis.findings import votes_in_words
 
     assert votes_in_words(_votes("incorrect", "incorrect", "incorrect")) == (
         "0 of 3 judges said correct."
@@ -692,12 +692,12 @@ def test_votes_in_words_name_and_quote_the_dissent():
     ],
 )
 def test_model_family(model, family):
-    from analysis.lint import model_family
+    from analysis.findings import model_family
 
     assert model_family(model) == family
 
 
 def test_self_preference_is_a_documented_code():
-    from analysis.lint import CODES
+    from analysis.findings import CODES
 
     assert "SELF_PREFERENCE" in CODES

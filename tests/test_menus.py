@@ -104,7 +104,7 @@ def test_an_unknown_version_falls_back_to_the_baseline(claude_code_sessions):
         turn.agent_version = None
     choice = analysis.catalog_for_turn(session, session.turns[0])
     assert choice.basis == "baseline"
-    assert choice.catalog.names() == analysis.baseline_catalog().names()
+    assert choice.catalog.names() == analysis.catalog.baseline_catalog().names()
     absent = [name for name in called_tools(path) if name not in choice.catalog.names()]
     assert absent  # AskUserQuestion, ExitPlanMode: not among the baseline's ten
     (missing,) = [

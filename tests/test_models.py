@@ -37,7 +37,7 @@ def test_frames_agree_with_counts_from_raw_lines(corpus):
     files = claude_files(corpus)
     loaded = analysis.load(files)
     turns = analysis.turns_frame(loaded.sessions)
-    calls = analysis.tool_calls_frame(loaded.sessions)
+    calls = analysis.views.tool_calls_frame(loaded.sessions)
     sessions = analysis.sessions_frame(loaded.sessions)
     expected = [expected_counts(path) for path in files]
     assert turns.height == sum(n for n, _, _ in expected)

@@ -187,7 +187,7 @@ def test_what_we_found_comes_first_with_independent_numbers(loaded, page):
 def test_what_we_found_names_what_the_judge_could_not_see(loaded):
     """Under catalog_no_call every call was left out of what the judge read: counted here."""
     result, findings = loaded
-    sections = analysis.report_sections(
+    sections = analysis.report.report_sections(
         result, result.judgments, findings, condition="catalog_no_call"
     )
     parsed = Page(sections[0].html)
@@ -336,7 +336,7 @@ def test_charts_are_inline_with_the_libraries(page):
 
 def test_extra_sections_are_appended_escaped(loaded):
     result, findings = loaded
-    extra = analysis.ReportSection(
+    extra = analysis.report.ReportSection(
         title="Council vs humans",
         intro="<b>not bold</b>",
         table=pl.DataFrame({"field": ["tool_policy"], "agreement": [0.48]}),

@@ -9,7 +9,6 @@ import pytest
 
 import analysis
 from analysis import (
-    AssistantMessage,
     Session,
     ToolCall,
     ToolCatalog,
@@ -20,6 +19,7 @@ from analysis import (
     render_call,
     turn_steps,
 )
+from analysis.models import AssistantMessage
 from analysis.views import ablation_steps, ambiguous_steps, worst_steps
 
 BAD = "5eed0000-0000-4000-8000-000000000001"
@@ -107,7 +107,7 @@ def test_catalog_needs_says_where_a_judge_finds_each_used_tool():
     assert needs["tool"].to_list() == ["Mystery", "mcp__db__query", "Grep", "Read"]
     row = needs.row(needs["tool"].to_list().index("Grep"), named=True)
     assert (row["calls"], row["in_baseline"], row["in_trace_catalog"]) == (2, True, False)
-    assert row["description"] == analysis.baseline_catalog().get("Grep").description
+    assert row["description"] == analysis.catalog.baseline_catalog().get("Grep").description
 
     live = ToolCatalog(tools=[ToolDef(name="Mystery", description="Does a thing.")])
     with_live = analysis.catalog_needs([session], live)
@@ -117,7 +117,7 @@ def test_catalog_needs_says_where_a_judge_finds_each_used_tool():
 
 
 def test_catalog_frame_lists_the_menu():
-    baseline = analysis.baseline_catalog()
+    baseline = analysis.catalog.baseline_catalog()
     frame = analysis.catalog_frame(baseline)
     assert frame["tool"].to_list() == baseline.names()
     assert set(frame["provenance"]) == {"baseline"}
@@ -125,7 +125,7 @@ def test_catalog_frame_lists_the_menu():
 
 def test_condition_filter_keeps_input_findings_and_that_condition(loaded):
     _, findings = loaded
-    full = analysis.findings_for_condition(findings, "full")
+    full = analysis.findings.findings_for_condition(findings, "full")
     assert {f.condition for f in full} == {None, "full"}
     dropped = [f for f in findings if f not in full]
     assert dropped
@@ -134,7 +134,7 @@ def test_condition_filter_keeps_input_findings_and_that_condition(loaded):
 
 def test_ambiguous_turns_are_the_split_votes_with_both_sides(loaded):
     result, _ = loaded
-    split = analysis.ambiguous_turns(result.sessions, result.judgments)
+    split = analysis.views.ambiguous_turns(result.sessions, result.judgments)
     expected = sorted(
         {
             (j.session_id, j.turn_index)
@@ -153,7 +153,7 @@ def test_ambiguous_turns_are_the_split_votes_with_both_sides(loaded):
     assert row["for_incorrect"] == next(
         v.reasoning for v in judgment.votes if v.verdict == "incorrect"
     )
-    assert analysis.ambiguous_turns(result.sessions, result.judgments, "bare").is_empty()
+    assert analysis.views.ambiguous_turns(result.sessions, result.judgments, "bare").is_empty()
 
 
 def test_review_queue_puts_split_votes_then_failures_first(loaded):
@@ -372,7 +372,7 @@ def test_ablation_steps_puts_each_condition_side_by_side(judged_steps):
 def test_turn_views_take_a_turns_score_as_the_mean_of_its_steps(judged_steps):
     sessions, _, judgments = judged_steps
     findings = analysis.lint(sessions, judgments)
-    overview = analysis.turns_overview(sessions, judgments, findings)
+    overview = analysis.views.turns_overview(sessions, judgments, findings)
     means = turn_means(judgments, "full")
     judged = [row for row in overview.iter_rows(named=True) if row["verdict_kind"] != "not judged"]
     assert {(r["session_id"], r["turn_index"]): r["score"] for r in judged} == pytest.approx(means)
@@ -400,7 +400,7 @@ def test_turn_views_take_a_turns_score_as_the_mean_of_its_steps(judged_steps):
         f"split vote at {row['split_steps']} of {row['steps']} steps"
     )
 
-    split_turns = analysis.ambiguous_turns(sessions, judgments)
+    split_turns = analysis.views.ambiguous_turns(sessions, judgments)
     assert set(zip(split_turns["session_id"], split_turns["turn_index"], strict=True)) == {
         (j.session_id, j.turn_index)
         for j in judgments

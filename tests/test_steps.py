@@ -42,7 +42,7 @@ def test_one_step_per_tool_calling_response(claude_code_sessions, path):
     expected = tool_uses_by_response(path)
     units = analysis.judge_inputs([session])
     assert [u.message_id for u in units] == list(expected)
-    budget = analysis.RenderOptions().step_chars
+    budget = analysis.render.RenderOptions().step_chars
     known = {name for names in expected.values() for name in names}
     for unit in units:
         text = unit.unit_text()
@@ -74,7 +74,7 @@ def test_subagent_steps_sit_under_the_spawning_call(claude_code_sessions):
         assert spawner.name in ("Task", "Agent")
         assert unit.ask.startswith("(a subagent, spawned by ")
         assert unit.prior_context == ""
-        assert len(unit.unit_text()) <= analysis.RenderOptions().step_chars
+        assert len(unit.unit_text()) <= analysis.render.RenderOptions().step_chars
 
 
 def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(claude_code_sessions):
@@ -98,7 +98,7 @@ def test_a_long_turn_keeps_the_newest_steps_and_says_what_it_cut(claude_code_ses
 @pytest.mark.parametrize("budget", [2000, 3000, 6000])
 def test_any_budget_holds_and_the_newest_earlier_step_stays(claude_code_sessions, budget):
     session = claude_code_sessions["258c7280-ae70-4798-800f-63464d01a85d.jsonl"]
-    options = analysis.RenderOptions(step_chars=budget)
+    options = analysis.render.RenderOptions(step_chars=budget)
     for turn in session.turns:
         for step in analysis.turn_steps(turn)[1:]:
             unit = analysis.render_step(session, turn, step.index, options=options)

@@ -15,7 +15,7 @@ from conftest import BAD, RICH
 import analysis
 import analysis.study
 import analysis.views
-from analysis.lint import Finding
+from analysis.findings import Finding
 from analysis.models import TurnJudgment, Vote
 from analysis.views import (
     ablation_chart,
@@ -269,7 +269,7 @@ def test_step_chart_serialises_with_turn_bands_means_and_a_step_pick(loaded):
         "score",
     }
     assert names["encoding"]["text"]["field"] == "label"
-    assert analysis.chart_to_png(chart, scale=1).startswith(b"\x89PNG")
+    assert analysis.views.chart_to_png(chart, scale=1).startswith(b"\x89PNG")
 
 
 def test_step_chart_labels_only_turns_with_room(real_session):
@@ -318,7 +318,7 @@ def test_menu_comparison_marks_each_menu_as_sets_say(loaded):
     session = next(s for s in result.sessions if s.session_id == BAD)
     turn = session.turns[1]
     judged = analysis.render_turn(session, turn, "bare").tools
-    baseline = analysis.baseline_catalog()
+    baseline = analysis.catalog.baseline_catalog()
     live = ToolCatalog(tools=[ToolDef(name="mcp__docs__search", description="search docs")])
     live.tools.append(baseline.tools[0])
     trace = ToolCatalog(tools=[judged[0], ToolDef(name="Other")])
@@ -489,7 +489,7 @@ CHART_INPUTS: dict[str, Callable[[dict[str, Any]], tuple[Any, ...]]] = {
         analysis.session_overview(d["result"].sessions, d["result"].judgments, d["findings"]),
     ),
     "step_scores_chart": lambda d: (
-        analysis.step_table(d["rich"], d["result"].judgments, d["findings"]),
+        analysis.views.step_table(d["rich"], d["result"].judgments, d["findings"]),
     ),
     "tool_usage_chart": lambda d: (analysis.tool_usage(d["result"].sessions),),
     "turn_scores_chart": lambda d: (

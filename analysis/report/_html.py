@@ -26,7 +26,7 @@ import altair as alt
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from analysis.lint._findings import Finding, findings_for_condition, lint
+from analysis.findings._lint import Finding, findings_for_condition, lint
 from analysis.models import Condition, LoadResult, Session, TurnJudgment
 from analysis.study._charts import (
     adjudication_load_chart,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from analysis.lint._findings import (
+from analysis.findings._lint import (
     SEVERITIES,
     Finding,
     finding_scope,

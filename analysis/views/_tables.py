@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.lint._findings import Finding, findings_for_condition
+from analysis.findings._lint import Finding, findings_for_condition
 from analysis.models import Condition, Session, Turn, TurnJudgment
 from analysis.render._steps import Step, find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame

@@ -1,6 +1,6 @@
 """Findings about what a judge saw (and what the input lacks), with stable codes."""
 
-from ._findings import (
+from ._lint import (
     CODES as CODES,
     Finding as Finding,
     agent_families as agent_families,
