@@ -321,7 +321,11 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--model", required=True, help="Judge model id or display name.")
+@click.option(
+    "--model",
+    required=True,
+    help="Judge model: provider:model (openai:gpt-4o); a bare id or display name is Anthropic's.",
+)
 @click.option("--votes", type=click.IntRange(1, 10), default=3, show_default=True)
 @click.option(
     "--unit",
@@ -347,7 +351,11 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
     show_default=True,
     help="Size budget of a step's input, menu excluded.",
 )
-@click.option("--base-url", help="Any Anthropic-compatible endpoint.")
+@click.option(
+    "--base-url",
+    help="Another endpoint of the model's API (Anthropic-compatible for a bare or anthropic: "
+    "model; OpenAI-compatible for openai:, e.g. vLLM, Ollama).",
+)
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @click.option("--batch", is_flag=True, help="Use the Message Batches API (same output).")
 @click.option("--ablation", is_flag=True, help="Judge each unit as bare, catalog_no_call and full.")
@@ -682,8 +690,16 @@ def _existing_store(labels: str, db: str | None) -> AdjudicationStore | None:
 
 @cli.command()
 @click.argument("labels", type=click.Path())
-@click.option("--model", required=True, help="Adjudicator model id or display name.")
-@click.option("--base-url", help="Any Anthropic-compatible endpoint.")
+@click.option(
+    "--model",
+    required=True,
+    help="Adjudicator model: provider:model; a bare id or display name is Anthropic's.",
+)
+@click.option(
+    "--base-url",
+    help="Another endpoint of the model's API (Anthropic-compatible for a bare or anthropic: "
+    "model; OpenAI-compatible for openai:, e.g. vLLM, Ollama).",
+)
 @click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
 @click.option("--limit", type=click.IntRange(1), help="Adjudicate at most this many.")
 @timeout_option
