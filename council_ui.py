@@ -29,7 +29,7 @@ from analysis.council import (
     run_council,
 )
 from analysis.llm import LLMError
-from workbench_ui import StudyView, decision_store, transcript_text
+from workbench_ui import StudyView, decision_store, inert, transcript_text
 
 LABELS_KEY = "council_labels"
 
@@ -63,7 +63,7 @@ def council_section(chosen: list[analysis.Session]) -> None:
         try:
             config = read_council_config(path)
         except CouncilError as error:
-            st.error(str(error))
+            st.error(inert(str(error)))
             return
         judges = ", ".join(member.model for member in config.stage1)
         st.caption(
@@ -73,7 +73,7 @@ def council_section(chosen: list[analysis.Session]) -> None:
         estimate = council_estimate(chosen, config)
         st.caption(f"Council estimate: {estimate.in_words()}")
         if chosen:
-            st.markdown(f"**What the council reads** of `{chosen[0].session_id}`")
+            st.markdown(f"**What the council reads** of {inert(chosen[0].session_id)}")
             transcript_text(render_session_for_council(chosen[0], config.budget_chars))
         env = _environment()
         missing = missing_keys(config, env)
@@ -107,11 +107,11 @@ def _run(
     try:
         rows, stats = asyncio.run(run_council(chosen, config, None, advance, api_keys(env)))
     except LLMError as error:
-        st.error(str(error))
+        st.error(inert(str(error)))
         return
     st.session_state[LABELS_KEY] = _merged(council_rows_frame(rows))
     for item_id, rater, reason in stats.failures:
-        st.warning(f"{item_id} {rater}: no labels ({reason}).")
+        st.warning(inert(f"{item_id} {rater}: no labels ({reason})."))
     st.success(
         f"The council labelled {len(chosen)} sessions: {len(rows)} labels; "
         f"{stats.cache_hits} answers from the cache, {stats.answers_asked} asked."

@@ -162,10 +162,12 @@ def _local_folder(typed: str) -> str:
     folder = str(Path(typed).expanduser())
     root = data_root()
     if root is not None and not analysis.ingest.inside_root(folder, root):
-        st.error(f"{typed} is outside the data root this workbench may read, so it is refused.")
+        st.error(
+            f"{inert(typed)} is outside the data root this workbench may read, so it is refused."
+        )
         st.stop()
     if not Path(folder).exists():
-        st.error(f"folder not found: {typed}")
+        st.error(f"folder not found: {inert(typed)}")
         st.stop()
     return folder
 
@@ -272,7 +274,9 @@ def chosen_session(workspace: Workspace) -> analysis.Session | None:
         return None
     current, linked = _from_url_or_kept("session")
     if linked and current not in ids:
-        st.warning(f"No session {current} in the data loaded: showing {ids[0]} instead.")
+        st.warning(
+            f"No session {inert(str(current))} in the data loaded: showing {inert(ids[0])} instead."
+        )
         _drop("turn", "step", "call")
     index = ids.index(current) if current in ids else 0
     session_id = st.selectbox("Session", ids, index=index, key="session_pick")
@@ -483,7 +487,7 @@ def study_source() -> StudyView:
     try:
         study, comparison = load_study(path)
     except analysis.study.LabelError as error:
-        st.error(str(error))
+        st.error(inert(str(error)))
         st.stop()
     store = decision_store(str(analysis.study.default_store_path(path)))
     st.sidebar.caption(f"Decisions are saved in `{store.path}`")
@@ -534,13 +538,13 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
                     {"item_id": item_id, "labeller": name, "value": value, "reason": reason.strip()}
                 )
             )
-            st.success(f"Saved: {name} labelled this step's tool choice {value}.")
+            st.success(f"Saved: {inert(name)} labelled this step's tool choice {value}.")
     if not store_path.exists():
         return
     store = decision_store(str(store_path))
     labels = [label for label in store.step_labels() if label.item_id == item_id]
     if labels:
-        st.caption(f"Labels of this step ({item_id}), saved in {store.path}")
+        st.caption(f"Labels of this step ({inert(item_id)}), saved in {inert(str(store.path))}")
         st.dataframe(
             [
                 {

@@ -18,6 +18,7 @@ from council_ui import council_source
 from workbench_ui import (
     chart_downloads,
     disagreement_panel,
+    inert,
     open_page,
     open_step,
     show_table,
@@ -88,7 +89,7 @@ picked = show_table(pairs, on_select="rerun", selection_mode="single-row", key="
 if picked.selection.rows:
     row = pairs.row(picked.selection.rows[0], named=True)
     pair = report.pair(row["field"], row["rater_a"], row["rater_b"])
-    st.caption(f"Confusion matrix: rows {pair.rater_a}, columns {pair.rater_b}")
+    st.caption(f"Confusion matrix: rows {inert(pair.rater_a)}, columns {inert(pair.rater_b)}")
     confusion = pl.DataFrame(pair.confusion, schema=pair.values, orient="row")
     st.dataframe(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)), hide_index=True)
 council = report.council_frame()
@@ -122,7 +123,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
     )
     warned = dict.fromkeys(f.message for f in workspace_findings if f.code == "SELF_PREFERENCE")
     for message in warned:
-        st.warning(f"SELF_PREFERENCE: {message}", icon=":material/balance:")
+        st.warning(f"SELF_PREFERENCE: {inert(message)}", icon=":material/balance:")
     labels = tool_selection_labels(judgments, view.store)
     kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
     field = analysis.agreement_report(labels).fields.get("tool_selection")
@@ -137,7 +138,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
             "page (below, the ones most worth a label)."
         )
     for pair in judge_pairs:
-        st.subheader(f"{pair.rater_b} vs {pair.rater_a}: {pair.n} steps")
+        st.subheader(f"{inert(pair.rater_b)} vs {inert(pair.rater_a)}: {pair.n} steps")
         caught = pair.class_agreement("incorrect")
         columns = st.columns(5)
         columns[0].metric(

@@ -10,7 +10,7 @@ import streamlit as st
 import analysis
 from analysis.llm import KEY_ENVS, LLMError, key_from, parse_model_name
 from council_ui import council_section
-from workbench_ui import chart_downloads, data_source
+from workbench_ui import chart_downloads, data_source, inert
 
 st.title("Judge")
 workspace = data_source()
@@ -54,7 +54,7 @@ try:
         chosen, unit, conditions, selection=selection, subagents=subagents
     )
 except ValueError as error:
-    st.error(f"Steps: {error}.")
+    st.error(inert(f"Steps: {error}."))
     st.stop()
 estimate = analysis.estimate_run(units, votes, model)
 
@@ -64,7 +64,7 @@ st.caption(estimate.in_words(unit, votes))
 try:
     provider = parse_model_name(model)[0]
 except LLMError as error:
-    st.error(str(error))
+    st.error(inert(str(error)))
     st.stop()
 key_names = KEY_ENVS[provider]
 secrets = dict(st.secrets) if st.secrets.load_if_toml_exists() else {}
@@ -88,7 +88,7 @@ elif st.button("Run the judge", disabled=not units, key="judge_run"):
     try:
         results, stats = asyncio.run(analysis.judge_rendered(units, config, on_turn=advance))
     except analysis.JudgeError as error:
-        st.error(str(error))
+        st.error(inert(str(error)))
     else:
         st.session_state["judge_results"] = analysis.merge_judgments(
             st.session_state.get("judge_results", []), results

@@ -14,6 +14,7 @@ from workbench_ui import (
     chosen_session_and_turn,
     chosen_step,
     data_source,
+    inert,
     judge_input_panel,
     open_page,
     step_label_panel,
@@ -76,7 +77,7 @@ if step is None:
     st.stop()
 
 under = f", in the subagent spawned by call {step.parent_call_id}" if step.parent_call else ""
-st.subheader(f"Step {step.index}{under}")
+st.subheader(f"Step {step.index}{inert(under)}")
 judgment = judgment_of(
     judgments, session.session_id, turn.index, condition, step.index, step.parent_call_id
 )
