@@ -312,10 +312,14 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
         f"({estimate.cached_prefix_tokens:,} in cacheable prefixes), "
         f"{estimate.output_tokens:,} output"
     )
+    batch = (
+        f", {dollars(estimate.cost_batch_usd)} with --batch"
+        if estimate.cost_batch_usd is not None
+        else " (no --batch for this provider)"
+    )
     click.echo(
         f"estimated cost: {dollars(estimate.cost_usd)} without prompt caching, "
-        f"{dollars(estimate.cost_cached_usd)} with it, {dollars(estimate.cost_batch_usd)} "
-        "with --batch"
+        f"{dollars(estimate.cost_cached_usd)} with it{batch}"
     )
 
 

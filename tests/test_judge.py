@@ -337,6 +337,9 @@ def test_dry_run_prints_the_estimate_and_makes_no_request(fake, tmp_path):
     assert "with --batch" in done.stdout
     assert fake.script.messages == []
     assert fake.requests_seen == 0  # not even the models list
+    openai = _judge_cli(fake, tmp_path, "--dry-run", model="openai:gpt-4o")
+    assert "(no --batch for this provider)" in openai.stdout
+    assert "with --batch" not in openai.stdout
 
 
 def test_max_cost_refuses_above_the_estimate(fake, tmp_path):

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from analysis.judge._rubric import RUBRIC, VERDICT_TOOL
+from analysis.llm._config import LLMError, parse_model_name
 from analysis.llm._cost import (
     BATCH_DISCOUNT as BATCH_DISCOUNT,
     CACHE_READ_PRICE as CACHE_READ_PRICE,
@@ -44,7 +45,8 @@ class RunEstimate(BaseModel):
     cost_cached_usd: float | None
     """With prompt caching: each distinct prefix written once, then read."""
     cost_batch_usd: float | None
-    """With ``--batch`` (half price), prompt caching included."""
+    """With ``--batch`` (half price), prompt caching included; None where the provider has no
+    batch API."""
 
     def in_words(self, unit: str, votes: int) -> str:
         """The estimate as the app shows it, naming what it assumes."""
@@ -95,5 +97,13 @@ def estimate_run(units: Sequence[JudgeInput], votes: int, model: str) -> RunEsti
         cached_prefix_tokens=prefix_requests,
         cost_usd=plain.cost_usd,
         cost_cached_usd=cached.cost_usd,
-        cost_batch_usd=batch.cost_usd,
+        cost_batch_usd=batch.cost_usd if _has_batches(model) else None,
     )
+
+
+def _has_batches(model: str) -> bool:
+    """Only Anthropic's Message Batches API is supported (``--batch``)."""
+    try:
+        return parse_model_name(model)[0] == "anthropic"
+    except LLMError:
+        return False
