@@ -226,13 +226,13 @@ def _create_and_save(path: str, who: str, start: object) -> None:
 
 
 def test_eight_processes_creating_one_new_store_at_once_lose_nothing(tmp_path):
-    """Thirty rounds of eight processes creating the same new store and saving at once."""
+    """Twelve rounds of eight processes creating the same new store and saving at once."""
     import multiprocessing
 
     from analysis.study import AdjudicationStore
 
-    context = multiprocessing.get_context("fork")
-    for round_ in range(30):
+    context = multiprocessing.get_context("forkserver")
+    for round_ in range(12):
         start = context.Barrier(8)
         path = str(tmp_path / str(round_) / "store.sqlite")
         workers = [

@@ -82,7 +82,10 @@ def loads_bounded(text: str | bytes) -> Any:
 
 def _may_be_deep(line: bytes) -> bool:
     """A cheap pre-check: a line with fewer brackets than the limit cannot nest past it."""
-    return line.count(b"{") + line.count(b"[") > MAX_NESTING
+    if len(line) <= 2 * MAX_NESTING:
+        return False
+    braces = line.count(b"{")
+    return braces > MAX_NESTING or braces + line.count(b"[") > MAX_NESTING
 
 
 def _describe_json_error(error: Exception) -> str:
