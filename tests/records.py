@@ -67,3 +67,13 @@ def progress(uuid: str, data: dict[str, Any], parent_tool: str | None = None) ->
 
 def system(uuid: str, subtype: str, **extra: Any) -> dict[str, Any]:
     return _base("system", uuid, None, subtype=subtype, **extra)
+
+
+def two_turns() -> list[dict[str, Any]]:
+    """Two asks, the first answered by one Read call and its result."""
+    return [
+        user("u1", "first"),
+        assistant("a1", "msg_1", tool_use("t1", "Read", file_path="a")),
+        result("r1", "t1", "content"),
+        user("u2", "second"),
+    ]

@@ -5,22 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from records import assistant, result, tool_use, user
+from records import assistant, result, two_turns, user
 
 import analysis
 
 
-def _good_records():
-    return [
-        user("u1", "first"),
-        assistant("a1", "msg_1", tool_use("t1", "Read", file_path="a")),
-        result("r1", "t1", "content"),
-        user("u2", "second"),
-    ]
-
-
 def test_malformed_line_is_an_issue_and_neighbours_are_kept(write_jsonl):
-    records = _good_records()
+    records = two_turns()
     records.insert(2, '{"type":"user", this is not json')
     path = write_jsonl(records)
     (session,) = analysis.load([path]).sessions
@@ -33,7 +24,7 @@ def test_malformed_line_is_an_issue_and_neighbours_are_kept(write_jsonl):
 
 def test_truncated_last_line(write_jsonl):
     path = write_jsonl(
-        [*_good_records(), '{"type":"user","message":{"role":"us'], trailing_newline=False
+        [*two_turns(), '{"type":"user","message":{"role":"us'], trailing_newline=False
     )
     (session,) = analysis.load([path]).sessions
     assert len(session.turns) == 2
@@ -47,7 +38,7 @@ def test_non_utf8_bytes_are_replaced_and_the_record_kept(write_jsonl):
         b'{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user",'
         b'"message":{"role":"user","content":"caf\xe9 order"},"uuid":"u3"}'
     )
-    path = write_jsonl([*_good_records(), raw])
+    path = write_jsonl([*two_turns(), raw])
     (session,) = analysis.load([path]).sessions
     assert session.turns[-1].ask == "caf\ufffd order"
     (issue,) = session.issues
@@ -56,7 +47,7 @@ def test_non_utf8_bytes_are_replaced_and_the_record_kept(write_jsonl):
 
 
 def test_unknown_record_type_and_wrong_shapes(write_jsonl):
-    records = _good_records()
+    records = two_turns()
     records += [
         {"type": "mystery", "sessionId": "s", "uuid": "m1"},
         [1, 2, 3],
@@ -104,7 +95,7 @@ def test_cli_exit_codes_and_no_traceback(tmp_path, write_jsonl):
     assert "Traceback" not in nothing.stderr + nothing.stdout
     assert f"{junk}: is not a transcript" in nothing.stderr
 
-    good = write_jsonl([*_good_records(), "{broken"])
+    good = write_jsonl([*two_turns(), "{broken"])
     loaded = subprocess.run(
         [sys.executable, "-m", "analysis", "ingest", str(good), str(junk)],
         capture_output=True,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from records import assistant, result, text, tool_use, user
+from records import assistant, result, text, tool_use, two_turns, user
 
 import analysis
 
@@ -26,18 +26,9 @@ def _with_deep(record: dict) -> str:
     return json.dumps(record, separators=(",", ":")).replace('"DEEP"', _deep())
 
 
-def _good_records():
-    return [
-        user("u1", "first"),
-        assistant("a1", "msg_1", tool_use("t1", "Read", file_path="a")),
-        result("r1", "t1", "content"),
-        user("u2", "second"),
-    ]
-
-
 def test_deep_nesting_in_a_record_field_is_an_issue_on_that_line(write_jsonl):
     deep = _with_deep(assistant("a2", "msg_2", tool_use("t2", "Bash", command="ls", extra="DEEP")))
-    path = write_jsonl([*_good_records(), deep, result("r2", "t2", "ok")])
+    path = write_jsonl([*two_turns(), deep, result("r2", "t2", "ok")])
     loaded = analysis.load([path])  # must not raise RecursionError
     (session,) = loaded.sessions
     assert next(call.id for call in session.tool_calls()) == "t1"
@@ -84,7 +75,7 @@ def test_a_malformed_otlp_document_is_an_issue_and_the_folder_still_loads(
     tmp_path, write_jsonl, malformed
 ):
     (tmp_path / "broken.otlp.json").write_text(json.dumps(malformed))
-    write_jsonl(_good_records(), name="good.jsonl")
+    write_jsonl(two_turns(), name="good.jsonl")
     loaded = analysis.load([tmp_path])
     assert len(loaded.sessions) == 1
     assert any(issue.file.endswith("broken.otlp.json") for issue in loaded.issues)
@@ -93,7 +84,7 @@ def test_a_malformed_otlp_document_is_an_issue_and_the_folder_still_loads(
 def test_a_utf8_byte_order_mark_costs_nothing(write_jsonl):
     records = [
         json.dumps({"type": "summary", "summary": "Fix the flaky test", "leafUuid": "u2"}),
-        *_good_records(),
+        *two_turns(),
     ]
     path = write_jsonl(records)
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
@@ -104,7 +95,7 @@ def test_a_utf8_byte_order_mark_costs_nothing(write_jsonl):
 
 
 def test_a_utf16_file_with_a_byte_order_mark_is_decoded(write_jsonl):
-    path = write_jsonl(_good_records())
+    path = write_jsonl(two_turns())
     text_ = path.read_bytes().decode("utf-8")
     path.write_bytes(text_.encode("utf-16"))  # what a Windows shell redirect writes
     (session,) = analysis.load([path]).sessions
@@ -114,7 +105,7 @@ def test_a_utf16_file_with_a_byte_order_mark_is_decoded(write_jsonl):
 
 def test_a_reused_uuid_keeps_its_tool_call_or_says_so(write_jsonl):
     records = [
-        *_good_records()[:3],
+        *two_turns()[:3],
         assistant("a1", "msg_9", tool_use("t9", "Grep", pattern="x")),  # uuid a1 again
         result("r9", "t9", "found"),
         user("u2", "second"),
@@ -140,10 +131,10 @@ def test_a_fifo_is_reported_as_a_fifo(tmp_path):
 
 
 def test_the_cli_survives_every_hostile_file_in_one_folder(tmp_path, write_jsonl):
-    write_jsonl(_good_records(), name="good.jsonl")
+    write_jsonl(two_turns(), name="good.jsonl")
     (tmp_path / "broken.otlp.json").write_text('{"resourceSpans": [{"scopeSpans": "x"}]}')
     deep = _with_deep(assistant("a2", "msg_2", tool_use("t2", "Bash", extra="DEEP")))
-    write_jsonl([*_good_records(), deep], name="deep.jsonl")
+    write_jsonl([*two_turns(), deep], name="deep.jsonl")
     for command in ("ingest", "lint", "export"):
         args = [str(tmp_path)] + (
             ["--out", str(tmp_path / "out.json")] if command == "export" else []
