@@ -22,7 +22,11 @@ ids = st.multiselect(
     key="judge_sessions",
 )
 model = st.text_input(
-    "Judge model (id or display name)", value="claude-sonnet-4-5", key="judge_model"
+    "Judge model",
+    value="claude-sonnet-4-5",
+    key="judge_model",
+    help="provider:model (openai:gpt-4o, gemini:gemini-2.5-pro); a bare id or display name "
+    "is Anthropic's.",
 )
 votes = st.slider("Votes per step", 1, 10, 3, key="judge_votes")
 left, right = st.columns(2)
@@ -45,7 +49,14 @@ subagents = st.toggle("Also judge the subagents' steps", key="judge_subagents")
 ablation = st.toggle(
     "Ablation: bare / catalog without call / full", value=True, key="judge_ablation"
 )
-base_url = st.text_input("Base URL (optional)", key="judge_base_url") or None
+base_url = (
+    st.text_input(
+        "Base URL (optional)",
+        key="judge_base_url",
+        help="Another endpoint of the model's API, e.g. a vLLM or Ollama server for openai:.",
+    )
+    or None
+)
 
 chosen = [s for s in sessions if s.session_id in ids]
 conditions = analysis.CONDITIONS if ablation else ("full",)
