@@ -558,6 +558,13 @@ def _print_agreement(report: AgreementReport) -> None:
     for name, field in report.fields.items():
         weighting = "linear-weighted kappa" if field.kind == "ordinal" else "kappa"
         click.echo(f"{name} ({field.kind}, {weighting})")
+        if not field.pairs:
+            click.echo("  no two raters labelled the same items")
+            if name == "tool_selection":
+                click.echo(
+                    "  (people's step labels come from the store: --db, or the default store "
+                    "of these labels; label steps on the Turn page)"
+                )
         for pair in field.pairs:
             agreement = "n/a" if pair.agreement is None else f"{pair.agreement:.1%}"
             kappa = "n/a" if pair.kappa is None else f"{pair.kappa:.3f}"
