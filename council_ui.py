@@ -28,7 +28,7 @@ from analysis.council import (
     render_session_for_council,
     run_council,
 )
-from analysis.llm import LLMError
+from analysis.llm import KEY_ENVS, LLMError
 from workbench_ui import StudyView, decision_store, inert, transcript_text
 
 LABELS_KEY = "council_labels"
@@ -38,7 +38,7 @@ def _environment() -> dict[str, str]:
     """The environment, with the app's secrets on top."""
     env = dict(os.environ)
     if st.secrets.load_if_toml_exists():
-        for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        for name in (name for names in KEY_ENVS.values() for name in names):
             value = st.secrets.get(name)
             if isinstance(value, str) and value:
                 env[name] = value

@@ -572,3 +572,23 @@ def test_overview_error_filter_keeps_the_sessions_with_error_findings():
     assert (shown["errors"] > 0).all()
     total = len(loaded.sessions)
     assert at.caption[0].value.startswith(f"{len(with_errors)} of {total} sessions")
+
+
+def test_judge_page_council_shows_its_estimate_what_it_reads_and_the_keys_it_lacks():
+    from analysis.council import read_council_config, render_session_for_council
+
+    at = page("app_pages/judge.py", session=RICH)
+    assert not at.exception
+    assert at.multiselect(key="judge_sessions").value == [RICH]
+    (estimate,) = [c.value for c in at.caption if c.value.startswith("Council estimate: ")]
+    assert " = 4 requests" in estimate  # one session: three stage-1 judges and the chairman
+    transcripts = analysis.sample_data_dir() / "transcripts"
+    (session,) = [s for s in analysis.load([transcripts]).sessions if s.session_id == RICH]
+    config = read_council_config(analysis.sample_data_dir() / "council.example.toml")
+    reads = render_session_for_council(session, config.budget_chars)
+    shown = [t.value for t in at.text] + [c.value for c in at.code]
+    assert reads in shown
+    (missing,) = [i.value for i in at.info if i.value.startswith("The council needs")]
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
+        assert name in missing
+    assert "council_run" not in [button.key for button in at.button]  # nothing to run it with
