@@ -187,3 +187,41 @@ def plain(shown: str) -> str:
     """Text as a person reads it on the page: data shown in Markdown elements is escaped
     (``workbench_ui.inert``), and the backslashes are not displayed."""
     return re.sub(r"\\(.)", r"\1", shown)
+
+
+JUDGMENT_LINE_FIELDS = {
+    "session_id",
+    "turn_index",
+    "step_index",
+    "message_id",
+    "parent_call_id",
+    "score",
+    "votes",
+    "n_requested",
+    "n_valid",
+    "n_discarded",
+    "model",
+    "rubric_version",
+    "condition",
+    "catalog_size",
+    "call_rendered",
+    "context_chars",
+    "unscored_reason",
+}
+"""The JSONL contract of ``tsq judge --out``, as the README states it."""
+
+
+def assert_seed_ablation_contract(lines: list[dict[str, Any]]) -> None:
+    """``tsq judge --ablation`` on the product brief's bad-choices session, with the fake
+    judges of either provider: 12 lines of the contract, and the brief's ablation scores
+    (bare passes everything, catalog without call fails everything, full fails the bad ones)."""
+    assert len(lines) == 12
+    assert set(lines[0]) == JUDGMENT_LINE_FIELDS
+    by_condition: dict[str, list[float]] = {}
+    for line in lines:
+        by_condition.setdefault(line["condition"], []).append(line["score"])
+    assert by_condition == {
+        "bare": [1.0] * 4,
+        "catalog_no_call": [0.0] * 4,
+        "full": [1.0, 0.0, 0.0, 0.0],
+    }

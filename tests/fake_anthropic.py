@@ -13,8 +13,10 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import LoopbackServer
 
 API_KEY = "test-key"
 MODELS = [
@@ -123,7 +125,9 @@ def _message(
     }
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
+    url_path = ""
+
     def __init__(self) -> None:  # noqa: C901 (the request handler dispatches every route)
         self.script = Script()
         self.cached_prefixes: set[str] = set()
@@ -233,9 +237,7 @@ class FakeAnthropic:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._listen(Handler)
 
     def _verdict(self, body: dict[str, Any]) -> str:
         prompt = prompt_of(body)
@@ -331,15 +333,3 @@ class FakeAnthropic:
             "archived_at": None,
             "results_url": f"/v1/messages/batches/{batch['id']}/results" if ended else None,
         }
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> FakeAnthropic:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()

@@ -13,10 +13,11 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from fake_anthropic import decision_rule, rule_verdict
+from loopback import LoopbackServer
 
 API_KEY = "test-key"
 MODELS = ["gpt-4o-judge", "gpt-4o-mini-judge", "models/gemini-2.5-flash-judge"]
@@ -90,7 +91,9 @@ def _completion(
     }
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
+    url_path = "/v1"
+
     def __init__(self) -> None:
         self.script = Script()
         self.requests_seen = 0
@@ -156,9 +159,7 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._listen(Handler)
 
     @staticmethod
     def _get(handler: Any) -> None:
@@ -255,16 +256,3 @@ class FakeOpenAI:
             "total_tokens": prompt_tokens + 100,
             "prompt_tokens_details": {"cached_tokens": cached},
         }
-
-    @property
-    def url(self) -> str:
-        """The base URL a client is given (Chat Completions servers serve under ``/v1``)."""
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()

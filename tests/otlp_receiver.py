@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from loopback import LoopbackServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -33,7 +33,9 @@ class _QuietServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class Receiver:
+class Receiver(LoopbackServer):
+    url_path = "/v1/traces"
+
     def __init__(self) -> None:
         self.behaviour = Behaviour()
         behaviour = self.behaviour
@@ -70,17 +72,4 @@ class Receiver:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = _QuietServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1/traces"
-
-    def __enter__(self) -> Receiver:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._listen(Handler, _QuietServer)
