@@ -196,23 +196,20 @@ def read_json_document(data: bytes, file: str) -> tuple[Any, list[ParseIssue]]:
             )
         )
     try:
-        value = json.loads(text)
-    except RecursionError:
+        return loads_bounded(text), issues
+    except TooDeep:
         issues.append(ParseIssue(file=file, reason=TOO_DEEP))
-        return None, issues
     except json.JSONDecodeError as error:
-        issues.append(
-            ParseIssue(
-                file=file,
-                line=error.lineno,
-                reason=f"not valid JSON ({error.msg}: column {error.colno})",
-            )
-        )
-        return None, issues
-    if too_deep(value):
-        issues.append(ParseIssue(file=file, reason=TOO_DEEP))
-        return None, issues
-    return value, issues
+        issues.append(_not_valid_json(file, error))
+    return None, issues
+
+
+def _not_valid_json(file: str, error: json.JSONDecodeError) -> ParseIssue:
+    return ParseIssue(
+        file=file,
+        line=error.lineno,
+        reason=f"not valid JSON ({error.msg}: column {error.colno})",
+    )
 
 
 def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterator[tuple[int, Any]]:
@@ -236,13 +233,7 @@ def iter_json_array(data: bytes, file: str, issues: list[ParseIssue]) -> Iterato
             issues.append(ParseIssue(file=file, line=_line_of(text, index), reason=TOO_DEEP))
             return
         except json.JSONDecodeError as error:
-            issues.append(
-                ParseIssue(
-                    file=file,
-                    line=error.lineno,
-                    reason=f"not valid JSON ({error.msg}: column {error.colno})",
-                )
-            )
+            issues.append(_not_valid_json(file, error))
             return
         if too_deep(value):
             issues.append(ParseIssue(file=file, line=_line_of(text, index), reason=TOO_DEEP))
