@@ -34,8 +34,9 @@ from workbench_ui import StudyView, decision_store, inert, transcript_text
 LABELS_KEY = "council_labels"
 
 
-def _environment() -> dict[str, str]:
-    """The environment, with the app's secrets on top."""
+def key_environment() -> dict[str, str]:
+    """The environment, with any API key set in the app's secrets on top (the judge and the
+    council read their keys from it)."""
     env = dict(os.environ)
     if st.secrets.load_if_toml_exists():
         for name in (name for names in KEY_ENVS.values() for name in names):
@@ -75,7 +76,7 @@ def council_section(chosen: list[analysis.Session]) -> None:
         if chosen:
             st.markdown(f"**What the council reads** of {inert(chosen[0].session_id)}")
             transcript_text(render_session_for_council(chosen[0], config.budget_chars))
-        env = _environment()
+        env = key_environment()
         missing = missing_keys(config, env)
         if missing:
             st.info(

@@ -2,14 +2,13 @@
 and the LLM council, whose labels go to the Agreement page."""
 
 import asyncio
-import os
 from typing import Literal
 
 import streamlit as st
 
 import analysis
 from analysis.llm import KEY_ENVS, LLMError, key_from, parse_model_name
-from council_ui import council_section
+from council_ui import council_section, key_environment
 from workbench_ui import chart_downloads, data_source, inert
 
 st.title("Judge")
@@ -78,8 +77,7 @@ except LLMError as error:
     st.error(inert(str(error)))
     st.stop()
 key_names = KEY_ENVS[provider]
-secrets = dict(st.secrets) if st.secrets.load_if_toml_exists() else {}
-api_key = key_from(model, {**os.environ, **secrets})
+api_key = key_from(model, key_environment())
 local_server = bool(base_url) and provider != "anthropic"  # may need no key at all
 if not (api_key or local_server):
     st.info(
