@@ -7,7 +7,7 @@ from typing import Literal
 import streamlit as st
 
 import analysis
-from analysis.llm import KEY_ENVS, LLMError, key_from, parse_model_name
+from analysis.llm import KEY_ENVS, LLMError, key_from, needs_key, parse_model_name
 from council_ui import council_section, key_environment
 from workbench_ui import chart_downloads, data_source, inert
 
@@ -78,8 +78,7 @@ except LLMError as error:
     st.stop()
 key_names = KEY_ENVS[provider]
 api_key = key_from(model, key_environment())
-local_server = bool(base_url) and provider != "anthropic"  # may need no key at all
-if not (api_key or local_server):
+if not api_key and needs_key(provider, base_url):
     st.info(
         f"No API key: set {' or '.join(key_names)} in the environment or in "
         ".streamlit/secrets.toml to run the judge with this model. Everything else in the "

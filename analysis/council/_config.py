@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from analysis._samples import sample_data_dir
 from analysis.ingest._jsonio import first_error
-from analysis.llm._config import KEY_ENVS, LLMError, parse_model_name
+from analysis.llm._config import KEY_ENVS, LLMError, ProviderName, needs_key, parse_model_name
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config
 
 DEFAULT_BUDGET_CHARS = 12_000
@@ -49,7 +49,7 @@ class CouncilMember(BaseModel):
         return model
 
     @property
-    def provider(self) -> str:
+    def provider(self) -> ProviderName:
         return parse_model_name(self.model)[0]
 
 
@@ -142,7 +142,7 @@ def missing_keys(config: CouncilConfig, env: Mapping[str, str]) -> list[str]:
     needed = dict.fromkeys(
         key_env(member.model)
         for member in config.members
-        if not (member.provider == "openai" and member.base_url)
+        if needs_key(member.provider, member.base_url)
     )
     found = api_keys(env)
     return [name for name in needed if name not in found]

@@ -17,6 +17,7 @@ from ._config import (
     LLMConfig as LLMConfig,
     LLMError as LLMError,
     key_from as key_from,
+    needs_key as needs_key,
     parse_model_name as parse_model_name,
 )
 from ._cost import (

@@ -118,3 +118,9 @@ def key_from(model: str, env: Mapping[str, str]) -> str | None:
     """The API key ``model``'s provider reads from ``env``, if one is set."""
     provider, _ = parse_model_name(model)
     return next((env[name] for name in KEY_ENVS[provider] if env.get(name)), None)
+
+
+def needs_key(provider: ProviderName, base_url: str | None) -> bool:
+    """Whether a run must have an API key: always for Anthropic; for an OpenAI-compatible
+    provider only without an explicit base URL (a local server such as vLLM needs none)."""
+    return provider == "anthropic" or base_url is None

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError, batch_unsupported
+from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError, batch_unsupported, needs_key
 from analysis.llm._cost import Usage
 from analysis.llm._provider import (
     ModelInfo,
@@ -125,7 +125,7 @@ def _key(config: LLMConfig, envs: tuple[str, ...], label: str) -> str:
     key = config.api_key or next((os.environ[env] for env in envs if os.environ.get(env)), None)
     if key:
         return key
-    if config.base_url is not None:
+    if not needs_key(config.provider, config.base_url):
         return NO_KEY
     raise LLMError(f"No {label} API key: set {envs[0]} (or the app's secrets) to run the judge.")
 
