@@ -184,7 +184,6 @@ def council_source(view: StudyView) -> StudyView:
     return CouncilStudyView(
         path=view.path,
         study=study,
-        comparison=analysis.comparisons(study),
         store=store,
         key=f"{view.path}:{key}",
     )

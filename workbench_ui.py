@@ -427,17 +427,11 @@ def chosen_session_and_turn(workspace: Workspace) -> tuple[analysis.Session, ana
 
 @dataclass
 class StudyView:
-    """A council-vs-human study, its decision store and its per-item comparisons."""
+    """A council-vs-human study and its decision store."""
 
     path: str
     study: analysis.Study
-    comparison: pl.DataFrame
     store: analysis.AdjudicationStore
-
-    def reconciled(self) -> pl.DataFrame:
-        return analysis.study.reconcile(
-            self.comparison, analysis.study.all_decisions(self.study, self.store)
-        )
 
     def tables(self) -> analysis.StudyTables:
         """The five tables, computed once until a decision is saved (in any tab or process)."""
@@ -449,9 +443,8 @@ class StudyView:
 
 
 @st.cache_data(show_spinner="Loading labels…")
-def load_study(path: str) -> tuple[analysis.Study, pl.DataFrame]:
-    study = analysis.load_study(path)
-    return study, analysis.comparisons(study)
+def load_study(path: str) -> analysis.Study:
+    return analysis.load_study(path)
 
 
 @st.cache_resource
@@ -464,14 +457,14 @@ def decision_store(path: str) -> analysis.AdjudicationStore:
 def load_study_tables(path: str, store_path: str, version: int) -> analysis.StudyTables:
     """The study's five tables for one state of its decision store: ``version`` (the store's
     latest decision id) is part of the key, so a saved decision is never served stale."""
-    study, _ = load_study(path)
+    study = load_study(path)
     return analysis.study_tables(study, decision_store(store_path))
 
 
 @st.cache_data(show_spinner="Computing pairwise agreement…", max_entries=32)
 def load_agreement_report(path: str, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
     """Pairwise agreement (1,000 bootstrap resamples a pair) once per study and grouping."""
-    study, _ = load_study(path)
+    study = load_study(path)
     return analysis.agreement_report(study.labels, by=by)
 
 
@@ -485,7 +478,7 @@ def study_source() -> StudyView:
         _remember("study_path", typed)
     path = str(Path(typed).expanduser()) if typed.strip() else default
     try:
-        study, comparison = load_study(path)
+        study = load_study(path)
     except analysis.study.LabelError as error:
         st.error(inert(str(error)))
         st.stop()
@@ -494,7 +487,7 @@ def study_source() -> StudyView:
     if study.issues:
         with st.expander(f"{len(study.issues)} issues in the labels"):
             st.dataframe([issue.model_dump() for issue in study.issues], hide_index=True)
-    return StudyView(path=path, study=study, comparison=comparison, store=store)
+    return StudyView(path=path, study=study, store=store)
 
 
 def study_store_path() -> Path:
