@@ -1,6 +1,7 @@
 """TSQ Workbench: load agent transcripts and judge each tool decision."""
 
 from . import (
+    align as align,
     catalog as catalog,
     council as council,
     export as export,
@@ -39,10 +40,16 @@ from .ingest import (
 from .judge import (
     JudgeConfig as JudgeConfig,
     JudgeError as JudgeError,
+    JudgeSpec as JudgeSpec,
+    JudgeSpecError as JudgeSpecError,
+    default_spec as default_spec,
     estimate_run as estimate_run,
+    judge_names as judge_names,
     judge_rendered as judge_rendered,
     load_judgments as load_judgments,
     merge_judgments as merge_judgments,
+    of_judge as of_judge,
+    read_spec as read_spec,
 )
 from .models import (
     LoadResult as LoadResult,

@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from analysis._align_cli import labels_group
+
 if TYPE_CHECKING:
     from analysis.export._send import SendPreview
     from analysis.ingest._report import IngestReport
     from analysis.judge._cost import RunEstimate, RunStats
+    from analysis.judge._spec import JudgeSpec
     from analysis.models import LoadResult, ToolCatalog, TurnJudgment
     from analysis.study import AdjudicationStore, AgreementReport, Study, StudyTables
 
@@ -323,14 +326,25 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
     )
 
 
+judge_option = click.option(
+    "--judge",
+    "judge_spec",
+    type=click.Path(dir_okay=False),
+    help="A judge spec (TOML); default: the built-in tsq-rubric/2 (see tsq judge --help).",
+)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
+@judge_option
 @click.option(
     "--model",
-    required=True,
-    help="Judge model: provider:model (openai:gpt-4o); a bare id or display name is Anthropic's.",
+    help="Judge model: provider:model (openai:gpt-4o); a bare id or display name is Anthropic's. "
+    "Required without --judge; with it, replaces the spec's model.",
 )
-@click.option("--votes", type=click.IntRange(1, 10), default=3, show_default=True)
+@click.option(
+    "--votes", type=click.IntRange(1, 10), help="Votes per unit (default: the spec's, 3)."
+)
 @click.option(
     "--unit",
     type=click.Choice(["step", "turn"]),
@@ -351,9 +365,8 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
 @click.option(
     "--step-chars",
     type=click.IntRange(min=2000),
-    default=DEFAULT_STEP_CHARS,
-    show_default=True,
-    help="Size budget of a step's input, menu excluded.",
+    help=f"Size budget of a step's input, menu excluded (default: the spec's, "
+    f"{DEFAULT_STEP_CHARS}).",
 )
 @click.option(
     "--base-url",
@@ -377,14 +390,15 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
 @live_dump_option
 def judge(
     paths: tuple[str, ...],
-    model: str,
-    votes: int,
+    judge_spec: str | None,
+    model: str | None,
+    votes: int | None,
     unit: str,
     selection: str,
     seed: int,
     text_steps: bool,
     subagents: bool,
-    step_chars: int,
+    step_chars: int | None,
     base_url: str | None,
     concurrency: int,
     batch: bool,
@@ -398,20 +412,21 @@ def judge(
 ) -> None:
     """Grade every step's (or turn's) tool choice with a ChainPoll judge; one JSON line each.
 
-    Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option, the
-    estimate above --max-cost, or the judge cannot start (key, model).
+    The judge is a spec (--judge FILE), or the built-in one with --model. --model, --votes,
+    --step-chars and --base-url given with --judge replace the spec's own (and so change its
+    judge_id). Steps that another judge already judged (in --out's earlier content, or among
+    PATHS) and whose verdict this judge changes are listed.
+
+    Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option or spec,
+    the estimate above --max-cost, or the judge cannot start (key, model).
     """
     import asyncio
 
     from tqdm import tqdm
 
-    from analysis.judge._chainpoll import (
-        JudgeConfig,
-        JudgeError,
-        judge_rendered,
-    )  # the SDK is slow to import
+    from analysis.judge._chainpoll import JudgeError, judge_rendered  # the SDK: slow to import
     from analysis.judge._cost import dollars, estimate_run
-    from analysis.render._judge_input import CONDITIONS, RenderOptions, judge_inputs
+    from analysis.render._judge_input import CONDITIONS, judge_inputs
     from analysis.render._steps import parse_step_selection
 
     if out is None and not dry_run:
@@ -420,19 +435,23 @@ def judge(
         parse_step_selection(selection)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--steps") from None
+    spec = _spec_or_exit(
+        judge_spec, model=model, votes=votes, step_chars=step_chars, base_url=base_url
+    )
+    votes, model = spec.votes, spec.model
     result = _load_or_exit(paths)
     rendered = judge_inputs(
         result.sessions,
         "turn" if unit == "turn" else "step",
-        CONDITIONS if ablation else ("full",),
+        CONDITIONS if ablation else (spec.condition,),
         _live_dump_or_exit(live_catalog),
-        RenderOptions(step_chars=step_chars),
+        spec.render_options(),
         selection,
         text_steps,
         subagents,
         seed,
     )
-    estimate = estimate_run(rendered, votes, model)
+    estimate = estimate_run(rendered, votes, model, spec.system_text())
     if dry_run:
         _print_estimate(estimate, unit, votes)
         return
@@ -448,14 +467,10 @@ def judge(
                 err=True,
             )
             sys.exit(EXIT_NOTHING_LOADED)
-    config = JudgeConfig(
-        model=model,
-        votes=votes,
-        base_url=base_url,
-        concurrency=concurrency,
-        cache_dir=Path(cache_dir) if cache_dir else None,
-        timeout=timeout,
+    config = spec.judge_config(
+        concurrency=concurrency, cache_dir=Path(cache_dir) if cache_dir else None, timeout=timeout
     )
+    earlier = [*result.judgments, *_earlier_judgments(out)]
     with tqdm(total=len(rendered), unit=unit, disable=None, file=sys.stderr) as bar:
         try:
             judgments, stats = asyncio.run(
@@ -470,8 +485,57 @@ def judge(
     except OSError as error:
         click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
+    click.echo(f"judge: {spec.judge_id} ({spec.model}, {spec.votes} votes)")
     _judge_summary(judgments, stats)
+    _print_changed(earlier, judgments)
     click.echo(f"Wrote {len(judgments)} judgments to {out}")
+
+
+def _spec_or_exit(path: str | None, **overrides: object) -> JudgeSpec:
+    """The spec of --judge (else the built-in one) with the options given over it; a spec
+    that cannot be used is one sentence and exit 2."""
+    from analysis.judge._spec import JudgeSpecError, default_spec, read_spec
+
+    given = {name: value for name, value in overrides.items() if value is not None}
+    if path is None and "model" not in given:
+        raise click.UsageError("give --model, or a judge spec with --judge.")
+    try:
+        spec = read_spec(path) if path else default_spec()
+        return spec.with_changes(**given) if given else spec
+    except JudgeSpecError as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    except ValueError as error:  # an option over the spec that the spec refuses
+        click.echo(f"{path}: {error}", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+
+
+def _earlier_judgments(out: str | None) -> list[TurnJudgment]:
+    """What --out held before this run, to say which verdicts changed (unreadable: none);
+    judgments among PATHS count too."""
+    if out is None or not Path(out).is_file():
+        return []
+    from analysis.judge._results import load_judgments
+
+    try:
+        return load_judgments(out)
+    except (OSError, ValueError):
+        return []
+
+
+def _print_changed(earlier: list[TurnJudgment], judgments: list[TurnJudgment]) -> None:
+    """The steps whose majority verdict differs from the earlier judgment of the same step."""
+    from analysis.judge._results import changed_verdicts
+
+    if not earlier:
+        return
+    changes = changed_verdicts(earlier, judgments)
+    click.echo(f"verdicts changed from earlier judges of the same steps: {len(changes)}")
+    for change in changes:
+        click.echo(
+            f"  {change.item_id} [{change.condition}]: {change.before} -> {change.after} "
+            f"({change.before_judge} -> {change.after_judge})"
+        )
 
 
 def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
@@ -578,6 +642,11 @@ def _print_agreement(report: AgreementReport) -> None:
 
                 for line in pair_details(pair):
                     click.echo(f"    {line}")
+            elif pair.reference is not None:
+                from analysis.study import per_class_lines
+
+                for line in per_class_lines(pair):
+                    click.echo(f"    {line}")
         if field.council and field.council.krippendorff_alpha is not None:
             click.echo(
                 f"  stage-1 judges: Krippendorff's alpha {field.council.krippendorff_alpha:.3f}"
@@ -627,6 +696,13 @@ def _print_tables(tables: StudyTables) -> None:
     show_default=True,
     help="Bootstrap resamples for the 95% intervals (0: none).",
 )
+@click.option(
+    "--reference",
+    default="human",
+    show_default=True,
+    help="The rater (a name, or a rater kind) the others are scored against: precision, "
+    "recall, F1, specificity and balanced accuracy per pair.",
+)
 def agreement(
     labels: str | None,
     as_json: bool,
@@ -636,6 +712,7 @@ def agreement(
     db: str | None,
     judgments: str | None,
     resamples: int,
+    reference: str,
 ) -> None:
     """Agreement between raters per field; with --tables, the reconciled study's five tables;
     with --judgments, the TSQ judge against people's step labels on tool_selection."""
@@ -669,7 +746,7 @@ def agreement(
         return
     assert label_set is not None  # LABELS or --judgments gave labels
     report = agreement_report(
-        label_set, by="kind" if by == "kind" else "rater", resamples=resamples
+        label_set, by="kind" if by == "kind" else "rater", resamples=resamples, reference=reference
     )
     if as_json:
         click.echo(report.model_dump_json())
@@ -927,6 +1004,124 @@ def council(
         f"{stats.output_tokens:,} output ({cost})"
     )
     click.echo(f"Wrote {len(rows)} labels of {len(sessions)} sessions to {out}")
+
+
+cli.add_command(labels_group)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--labels",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="People's step labels: a label store (.sqlite) or a CSV/JSONL file.",
+)
+@click.option(
+    "--judge",
+    "judge_specs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A judge spec (TOML); repeat to compare. Default: the built-in tsq-rubric/2.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test", "both"]),
+    default="both",
+    show_default=True,
+    help="dev: measure every spec on dev; test: on test; both: on dev, then the spec chosen "
+    "on dev (and the first spec) on test.",
+)
+@click.option("--propose", "propose_model", help="Model asked for a rubric amendment.")
+@click.option(
+    "--examples",
+    type=click.IntRange(1, 20),
+    help="Make a spec with this many dev disagreements as worked examples.",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="Where specs made by --propose and --examples are written, each with its diff.",
+)
+@click.option(
+    "--test-share",
+    type=click.FloatRange(0.05, 0.95),
+    default=0.3,
+    show_default=True,
+    help="Share of new sessions put in the test split.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
+@click.option(
+    "--adopt",
+    "adopt_spec",
+    type=click.Path(dir_okay=False),
+    help="Record this spec as adopted in the label store, and stop.",
+)
+@click.option("--by", help="Who adopts (with --adopt); default: the user name.")
+@click.option(
+    "--dry-run", is_flag=True, help="Print what would be judged and its cost; no request."
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    help="Refuse to start when the estimated cost (USD) is above this.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder.")
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@timeout_option
+def align(
+    paths: tuple[str, ...],
+    labels: str,
+    judge_specs: tuple[str, ...],
+    split: str,
+    propose_model: str | None,
+    examples: int | None,
+    out_dir: str,
+    test_share: float,
+    seed: int,
+    adopt_spec: str | None,
+    by: str | None,
+    dry_run: bool,
+    max_cost: float | None,
+    as_json: bool,
+    cache_dir: str | None,
+    concurrency: int,
+    timeout: float,
+) -> None:
+    """Measure judge specs against people's step labels, compare them, and propose better ones.
+
+    PATHS hold the labelled sessions (and any judgments already made: a spec's judgments
+    found there are used, not asked again). Exit status: 0 done; 2 nothing to measure, a bad
+    option, spec or label file, the estimate above --max-cost, or a judge that cannot start.
+    """
+    from analysis._align_cli import AlignOptions, adopt, load_label_set, run, specs_or_exit
+
+    if adopt_spec is not None:
+        adopt(labels, adopt_spec, by)
+        return
+    if not paths:
+        raise click.UsageError("give the PATHS of the labelled sessions.")
+    specs = specs_or_exit(judge_specs)
+    label_set = load_label_set(labels, test_share, seed)
+    result = _load_or_exit(paths)
+    options = AlignOptions(
+        split=split,
+        propose=propose_model,
+        examples=examples or 0,
+        out_dir=Path(out_dir),
+        dry_run=dry_run,
+        max_cost=max_cost,
+        as_json=as_json,
+        settings={
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "cache_dir": Path(cache_dir) if cache_dir else None,
+        },
+    )
+    run(result, label_set, specs, options, labels)
 
 
 def main() -> None:

@@ -240,6 +240,20 @@ class Vote(_Model):
     reasoning: str
 
 
+def step_item_id(
+    session_id: str,
+    turn_index: int,
+    step_index: int | None = None,
+    parent_call_id: str | None = None,
+) -> str:
+    """The label item of a step: ``SESSION:TURN:STEP``, with ``:CALL`` for a subagent's step
+    (``CALL`` the call that spawned it), or ``SESSION:TURN`` for a turn judged whole."""
+    if step_index is None:
+        return f"{session_id}:{turn_index}"
+    call = f":{parent_call_id}" if parent_call_id else ""
+    return f"{session_id}:{turn_index}:{step_index}{call}"
+
+
 class TurnJudgment(_Model):
     """One judged step (or whole turn): the contract of each line of ``tsq judge --out``.
 
@@ -260,6 +274,9 @@ class TurnJudgment(_Model):
     n_valid: NonNegativeInt
     n_discarded: NonNegativeInt
     model: str
+    judge_id: str | None = None
+    """The judge spec's ``name#hash`` (``analysis.judge.JudgeSpec.judge_id``); None in files
+    written before specs existed. Judgments of different judges are never merged."""
     rubric_version: str
     condition: Condition
     catalog_size: NonNegativeInt
@@ -272,14 +289,21 @@ class TurnJudgment(_Model):
         return "turn" if self.step_index is None else "step"
 
     @property
-    def key(self) -> tuple[str, int, int | None, str | None, str]:
-        """What one judgment is about: one row per key counts (see ``merge_judgments``)."""
+    def item_id(self) -> str:
+        """The label item this judgment is about (:func:`step_item_id`)."""
+        return step_item_id(self.session_id, self.turn_index, self.step_index, self.parent_call_id)
+
+    @property
+    def key(self) -> tuple[str, int, int | None, str | None, str, str | None]:
+        """What one judgment is about, and by which judge: one row per key counts (see
+        ``merge_judgments``)."""
         return (
             self.session_id,
             self.turn_index,
             self.step_index,
             self.parent_call_id,
             self.condition,
+            self.judge_id,
         )
 
 

@@ -201,6 +201,7 @@ JUDGMENT_LINE_FIELDS = {
     "n_valid",
     "n_discarded",
     "model",
+    "judge_id",
     "rubric_version",
     "condition",
     "catalog_size",
@@ -217,6 +218,9 @@ def assert_seed_ablation_contract(lines: list[dict[str, Any]]) -> None:
     (bare passes everything, catalog without call fails everything, full fails the bad ones)."""
     assert len(lines) == 12
     assert set(lines[0]) == JUDGMENT_LINE_FIELDS
+    judges = {line["condition"]: line["judge_id"] for line in lines}
+    assert all(judge.startswith("tsq-rubric/2#") for judge in judges.values())
+    assert len(set(judges.values())) == 3  # a spec's hash covers its condition
     by_condition: dict[str, list[float]] = {}
     for line in lines:
         by_condition.setdefault(line["condition"], []).append(line["score"])

@@ -71,6 +71,18 @@ class Script:
     contrary_field: str | None = None  # adjudications of this field go against the rule
     slow_seconds: float = 3.0  # how long a "slow" fault takes to answer
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> its input
+    policies: list[Policy] = field(default_factory=list)
+    """Rules a judge's instructions may state: where the system prompt holds one, its verdict
+    replaces the table's on the outputs it matches."""
+
+
+@dataclass
+class Policy:
+    """\"If the rubric says ``marker``, a step whose output matches ``output`` is ``verdict``.\""""
+
+    marker: str
+    output: str
+    verdict: str
 
 
 def decision_rule(prompt: str, contrary_field: str | None) -> dict[str, str]:
@@ -241,6 +253,11 @@ class FakeAnthropic(LoopbackServer):
 
     def _verdict(self, body: dict[str, Any]) -> str:
         prompt = prompt_of(body)
+        system = body.get("system") or ""
+        output = prompt.split("## Model output", 1)[-1]
+        for policy in self.script.policies:
+            if policy.marker in system and re.search(policy.output, output, re.M):
+                return policy.verdict
         if (
             self.script.split_ask
             and self.script.split_ask in prompt

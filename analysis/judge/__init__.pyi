@@ -13,9 +13,21 @@ from ._cost import (
 )
 from ._results import (
     ExternalColumns as ExternalColumns,
+    judge_name as judge_name,
+    judge_names as judge_names,
     load_judgments as load_judgments,
     merge_judgments as merge_judgments,
+    of_judge as of_judge,
 )
 from ._rubric import (
     RUBRIC_VERSION as RUBRIC_VERSION,
+)
+from ._spec import (
+    JudgeExample as JudgeExample,
+    JudgeSpec as JudgeSpec,
+    JudgeSpecError as JudgeSpecError,
+    default_spec as default_spec,
+    default_spec_path as default_spec_path,
+    read_spec as read_spec,
+    spec_toml as spec_toml,
 )

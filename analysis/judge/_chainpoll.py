@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from analysis.judge._rubric import RUBRIC_VERSION, parse_vote, vote_request
+from analysis.judge._rubric import RUBRIC, RUBRIC_VERSION, parse_vote, vote_request
 from analysis.llm._cache import default_cache_dir as default_cache_dir
 from analysis.llm._client import Answer, LLMClient, open_client
 from analysis.llm._config import DEFAULT_TIMEOUT, LLMConfig, LLMError, batch_unsupported
@@ -56,6 +56,13 @@ class JudgeConfig(BaseModel):
     cache_dir: Path | None = None
     poll_seconds: float = 10.0
     """Batch mode: how long to wait between status checks."""
+    system: str = RUBRIC
+    """The judge's instructions: a spec's rubric and examples (the built-in rubric here)."""
+    judge_ids: dict[str, str] = Field(default_factory=dict)
+    """The spec's ``judge_id`` under each condition, written on every judgment (a spec's hash
+    covers its condition, so an ablation's three conditions are three judges); empty: a run
+    without a spec."""
+    rubric_version: str = RUBRIC_VERSION
 
     def llm_config(self, cache: bool = True) -> LLMConfig:
         """The model client's settings, the provider taken from the model name; with ``cache``,
@@ -81,7 +88,13 @@ def score_of(votes: Sequence[Vote]) -> float | None:
 
 
 def judgment(
-    rendered: JudgeInput, votes: list[Vote], requested: int, model: str, reason: str | None
+    rendered: JudgeInput,
+    votes: list[Vote],
+    requested: int,
+    model: str,
+    reason: str | None,
+    judge_id: str | None = None,
+    rubric_version: str = RUBRIC_VERSION,
 ) -> TurnJudgment:
     return TurnJudgment(
         session_id=rendered.session_id,
@@ -95,7 +108,8 @@ def judgment(
         n_valid=len(votes),
         n_discarded=requested - len(votes),
         model=model,
-        rubric_version=RUBRIC_VERSION,
+        judge_id=judge_id,
+        rubric_version=rubric_version,
         condition=rendered.condition,
         catalog_size=len(rendered.tools),
         call_rendered=rendered.call_rendered,
@@ -105,11 +119,19 @@ def judgment(
 
 
 def _from_answers(
-    rendered: JudgeInput, answers: Sequence[Answer[Vote]], model: str
+    rendered: JudgeInput, answers: Sequence[Answer[Vote]], model: str, config: JudgeConfig
 ) -> TurnJudgment:
     votes = [answer.value for answer in answers if answer.value is not None]
     reason = next((answer.failure for answer in answers if answer.failure), None)
-    return judgment(rendered, votes, len(answers), model, reason)
+    return judgment(
+        rendered,
+        votes,
+        len(answers),
+        model,
+        reason,
+        config.judge_ids.get(rendered.condition),
+        config.rubric_version,
+    )
 
 
 async def _judge_direct(
@@ -121,7 +143,7 @@ async def _judge_direct(
     """Votes sent concurrently (up to ``concurrency`` in flight)."""
 
     async def one(unit: JudgeInput) -> TurnJudgment:
-        request = vote_request(unit)
+        request = vote_request(unit, config.system)
         answers = await asyncio.gather(
             *(
                 client.ask_structured(request, parse_vote, sample=index, what="verdict")
@@ -130,7 +152,7 @@ async def _judge_direct(
         )
         if on_turn is not None:
             on_turn()
-        return _from_answers(unit, answers, client.model)
+        return _from_answers(unit, answers, client.model, config)
 
     return list(await asyncio.gather(*(one(turn) for turn in turns)))
 
@@ -140,7 +162,7 @@ async def _judge_batch(
 ) -> list[TurnJudgment]:
     """The same votes as direct mode, asked through the Message Batches API in rounds:
     a malformed vote goes into the next round, up to ``attempts_per_vote`` rounds."""
-    requests = [vote_request(turn) for turn in turns]
+    requests = [vote_request(turn, config.system) for turn in turns]
     answers = await client.ask_structured_batch(
         {
             f"t{t}-v{v}": (request, v)
@@ -151,7 +173,9 @@ async def _judge_batch(
         what="verdict",
     )
     return [
-        _from_answers(turn, [answers[f"t{t}-v{v}"] for v in range(config.votes)], client.model)
+        _from_answers(
+            turn, [answers[f"t{t}-v{v}"] for v in range(config.votes)], client.model, config
+        )
         for t, turn in enumerate(turns)
     ]
 

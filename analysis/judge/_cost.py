@@ -60,13 +60,16 @@ class RunEstimate(BaseModel):
         )
 
 
-def estimate_run(units: Sequence[JudgeInput], votes: int, model: str) -> RunEstimate:
-    """Requests, tokens and dollars a run would need, at about 4 characters per token.
+def estimate_run(
+    units: Sequence[JudgeInput], votes: int, model: str, system: str = RUBRIC
+) -> RunEstimate:
+    """Requests, tokens and dollars a run would need, at about 4 characters per token;
+    ``system`` is the judge's instructions (a spec's rubric and examples).
 
     Each distinct prefix (verdict tool, rubric, menu) is written to the cache by its first
     request and read by the others; a prefix under the API's minimum is not cached.
     """
-    rubric_tokens = (len(RUBRIC) + len(json.dumps(VERDICT_TOOL))) // CHARS_PER_TOKEN
+    rubric_tokens = (len(system) + len(json.dumps(VERDICT_TOOL))) // CHARS_PER_TOKEN
     prefixes: dict[str, int] = {}
     input_tokens = prefix_requests = 0
     for unit in units:

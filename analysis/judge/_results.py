@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -74,16 +75,79 @@ def load_judgments(
 
 
 def merge_judgments(*groups: Sequence[TurnJudgment]) -> list[TurnJudgment]:
-    """One judgment per step (or turn) and condition, first seen first; a later group's wins.
+    """One judgment per step (or turn), condition and judge, first seen first; a later
+    group's wins. Judgments of different judges (``judge_id``) never replace each other.
 
     A file of ``tsq judge --out`` found among the inputs, then one given explicitly: the
     explicit one is the newer word on the same unit.
     """
-    merged: dict[tuple[str, int, int | None, str | None, str], TurnJudgment] = {}
+    merged: dict[tuple[str, int, int | None, str | None, str, str | None], TurnJudgment] = {}
     for group in groups:
         for judgment in group:
             merged[judgment.key] = judgment
     return list(merged.values())
+
+
+def majority_label(score: float) -> str:
+    """The ChainPoll majority of a score: ``correct`` at 0.5 and above (a tie included)."""
+    return "correct" if score >= 0.5 else "incorrect"
+
+
+class VerdictChange(BaseModel):
+    """A step whose majority verdict differs between two judges."""
+
+    item_id: str
+    condition: str
+    before_judge: str
+    after_judge: str
+    before: str
+    after: str
+
+
+def changed_verdicts(
+    earlier: Sequence[TurnJudgment], judgments: Sequence[TurnJudgment]
+) -> list[VerdictChange]:
+    """Each scored judgment of ``judgments`` against every scored earlier judgment of the same
+    step and condition by another judge, where their majority verdicts differ."""
+    before: dict[tuple[object, ...], list[TurnJudgment]] = {}
+    for old in earlier:
+        if old.score is not None:
+            before.setdefault(old.key[:5], []).append(old)
+    changes = []
+    for new in judgments:
+        for old in before.get(new.key[:5], []) if new.score is not None else []:
+            was, now = majority_label(old.score or 0.0), majority_label(new.score or 0.0)
+            if judge_name(old) != judge_name(new) and was != now:
+                changes.append(
+                    VerdictChange(
+                        item_id=new.item_id,
+                        condition=new.condition,
+                        before_judge=judge_name(old),
+                        after_judge=judge_name(new),
+                        before=was,
+                        after=now,
+                    )
+                )
+    return changes
+
+
+def judge_name(judgment: TurnJudgment) -> str:
+    """Who gave a judgment: its spec's ``judge_id``, or (a file from before specs) its model."""
+    return judgment.judge_id or judgment.model
+
+
+def judge_names(judgments: Sequence[TurnJudgment]) -> list[str]:
+    """The judges among ``judgments``, the one with most judgments first (then first seen)."""
+    counts = Counter(judge_name(j) for j in judgments)
+    return sorted(counts, key=lambda name: -counts[name])
+
+
+def of_judge(judgments: Sequence[TurnJudgment], name: str | None) -> list[TurnJudgment]:
+    """One judge's judgments (``name`` None: the judge with most), so that scores, tables and
+    charts never mix two judges on one step."""
+    names = judge_names(judgments)
+    chosen = name if name in names else (names[0] if names else None)
+    return [j for j in judgments if judge_name(j) == chosen]
 
 
 def _own_judgments(source: Path) -> list[TurnJudgment]:

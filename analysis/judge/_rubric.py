@@ -6,6 +6,7 @@ and dry runs cost nothing. The request is provider-neutral: ``analysis.llm`` sen
 
 from __future__ import annotations
 
+from importlib import resources
 from typing import Any
 
 from analysis.llm._request import StructuredRequest, TextPart, ToolSpec
@@ -13,24 +14,10 @@ from analysis.models import Vote
 from analysis.render._judge_input import JudgeInput
 
 RUBRIC_VERSION = "tsq-rubric/2"
-RUBRIC = """You grade one decision of a coding agent: did it choose the right tool?
-
-You are given the tools that were available (with what each is for), the prior context (a
-summary of earlier turns), the user's current request, what the agent already did in this
-turn (earlier steps, with their calls and shortened results), and the model output being
-judged, in which each chosen tool call is written like Name(arg="value"). Judge that output
-only: the earlier steps are there to tell you what the agent knew when it chose.
-
-Reason step by step before you decide:
-1. Did the request need a tool at all?
-2. Can the chosen tool do what was asked? (Read cannot delete a file; a web search cannot see
-   this machine or this repository.)
-3. Was a clearly better tool on the menu? (A question about local files or repository state
-   answered with a web search is a wrong choice.)
-4. Were the arguments right for the request?
-
-Then call record_verdict: "correct" when the tool choice was appropriate, "incorrect" when it
-was not, or when tools were needed and none was called."""
+RUBRIC = (
+    resources.files("analysis").joinpath("data/judges/tsq-rubric-2.md").read_text("utf-8").strip()
+)
+"""The built-in judge's rubric: the text of its spec's ``rubric_file``."""
 
 VERDICT_TOOL: ToolSpec = {
     "name": "record_verdict",
@@ -53,14 +40,15 @@ def parse_vote(data: dict[str, Any]) -> Vote | None:
     return None
 
 
-def vote_request(unit: JudgeInput) -> StructuredRequest:
-    """The request of one vote (the same in direct and batch mode).
+def vote_request(unit: JudgeInput, system: str = RUBRIC) -> StructuredRequest:
+    """The request of one vote (the same in direct and batch mode); ``system`` is a spec's
+    rubric with its examples (:meth:`~analysis.judge.JudgeSpec.system_text`).
 
     The verdict tool, the rubric and the menu come first and end in a cache breakpoint: every
     step of a session under one condition sends that prefix unchanged.
     """
     return StructuredRequest(
-        system=RUBRIC,
+        system=system,
         prompt=(TextPart(unit.menu_text(), cache=True), TextPart(unit.unit_text())),
         tool=VERDICT_TOOL,
     )

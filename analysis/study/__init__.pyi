@@ -33,6 +33,7 @@ from ._judge_labels import (
     judgment_labels as judgment_labels,
     majority_label as majority_label,
     pair_details as pair_details,
+    per_class_lines as per_class_lines,
     step_item_id as step_item_id,
     step_label_rows as step_label_rows,
     stored_step_labels as stored_step_labels,
@@ -61,7 +62,9 @@ from ._rules import (
 )
 from ._store import (
     AdjudicationStore as AdjudicationStore,
+    Adoption as Adoption,
     Decision as Decision,
+    SplitAssignment as SplitAssignment,
     StepLabel as StepLabel,
     default_store_path as default_store_path,
 )

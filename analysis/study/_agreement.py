@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from analysis.study._config import FieldSpec
 from analysis.study._labels import LabelSet
@@ -21,6 +22,7 @@ GroupBy = Literal["rater", "kind"]
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
 KIND_ORDER = ("human", "council", "llm", "adjudicator")
+DEFAULT_REFERENCE = "human"
 
 
 class Share(BaseModel):
@@ -37,19 +39,35 @@ class ClassAgreement(BaseModel):
 
     For the TSQ judge (``rater_b``) against people (``rater_a``) on ``tool_selection``, the
     ``incorrect`` class gives its *catches* (``recall``: how often the judge says incorrect
-    when people do) and its *false flags* (``false_rate``: how often it says incorrect when
-    people say correct).
+    when people do), its *false flags* (``false_rate``: how often it says incorrect when
+    people say correct) and ``precision`` (how often an ``incorrect`` from the judge is one
+    people gave too). The figures are scikit-learn's, per class, one-vs-rest.
     """
 
     value: str
     n: int
-    """Items ``rater_a`` gave this value."""
+    """Items ``rater_a`` gave this value (its support)."""
     agreed: int
-    """Of those, the items ``rater_b`` gave it too."""
+    """Of those, the items ``rater_b`` gave it too (true positives)."""
+    said: int = 0
+    """Items ``rater_b`` gave this value."""
     recall: float | None
     """P(b says value | a says value); None when ``a`` never said it."""
     false_rate: float | None
     """P(b says value | a says another value); None when ``a`` said only this value."""
+    precision: float | None = None
+    """P(a says value | b says value); None when ``b`` never said it."""
+    f1: float | None = None
+    """The harmonic mean of precision and recall (0 when both are 0; None when either is
+    undefined)."""
+    specificity: float | None = None
+    """P(b says another value | a says another value): 1 - ``false_rate``."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def support(self) -> int:
+        """``n``, under the name the per-class figures usually carry."""
+        return self.n
 
 
 class PairAgreement(BaseModel):
@@ -76,6 +94,12 @@ class PairAgreement(BaseModel):
     """``rater_a``'s most common value (the first in ``values`` order among equals)."""
     majority_baseline: float | None = None
     """Raw agreement of always answering ``majority_label``: its share of ``rater_a``'s labels."""
+    balanced_accuracy: float | None = None
+    """The mean of ``rater_b``'s recall over the values ``rater_a`` used (scikit-learn's
+    ``balanced_accuracy_score``): a constant answer scores 1 / (values used)."""
+    reference: str | None = None
+    """``rater_a`` when it is the reference asked for (``--reference``), else None: the
+    per-class figures still take ``rater_a`` as the reference, as pairs are ordered."""
 
     def class_agreement(self, value: str) -> ClassAgreement | None:
         return next((c for c in self.per_class or [] if c.value == value), None)
@@ -260,6 +284,7 @@ def pair_agreement(
         agreement_ci = _interval(on_diagonal[draws].mean(axis=1))
         kappa_ci = _interval(_kappas(tables.reshape(resamples, k, k), weights))
     reference = table.sum(axis=1)
+    per_class = _per_class(table, values)
     return PairAgreement(
         rater_a=names[0],
         rater_b=names[1],
@@ -271,31 +296,50 @@ def pair_agreement(
         weights=weights,
         values=values,
         confusion=table.tolist(),
-        per_class=_per_class(table, values),
+        per_class=per_class,
         majority_label=values[int(np.argmax(reference))] if n else None,
         majority_baseline=float(reference.max() / n) if n else None,
+        balanced_accuracy=_balanced_accuracy(per_class),
     )
 
 
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
 def _per_class(table: np.ndarray, values: list[str]) -> list[ClassAgreement]:
-    """Per value of ``rater_a`` (rows of ``table``): how often ``rater_b`` answered it."""
+    """Per value of ``rater_a`` (rows of ``table``): how ``rater_b`` answered it, one-vs-rest."""
     n = int(table.sum())
     result = []
     for i, value in enumerate(values):
-        said = int(table[i].sum())
+        support = int(table[i].sum())
         agreed = int(table[i, i])
-        others = n - said
-        wrongly = int(table[:, i].sum()) - agreed
+        said = int(table[:, i].sum())
+        wrongly = said - agreed
+        others = n - support
+        precision, recall = _ratio(agreed, said), _ratio(agreed, support)
+        f1 = None
+        if precision is not None and recall is not None:
+            f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         result.append(
             ClassAgreement(
                 value=value,
-                n=said,
+                n=support,
                 agreed=agreed,
-                recall=agreed / said if said else None,
-                false_rate=wrongly / others if others else None,
+                said=said,
+                recall=recall,
+                false_rate=_ratio(wrongly, others),
+                precision=precision,
+                f1=f1,
+                specificity=_ratio(others - wrongly, others),
             )
         )
     return result
+
+
+def _balanced_accuracy(per_class: list[ClassAgreement]) -> float | None:
+    recalls = [c.recall for c in per_class if c.recall is not None]
+    return float(np.mean(recalls)) if recalls else None
 
 
 def rater_columns(labels: LabelSet, field: str, by: GroupBy = "rater") -> pl.DataFrame:
@@ -320,11 +364,16 @@ def rater_columns(labels: LabelSet, field: str, by: GroupBy = "rater") -> pl.Dat
 
 
 def _pairs_of(
-    wide: pl.DataFrame, spec: FieldSpec, resamples: int, seed: int
+    wide: pl.DataFrame,
+    spec: FieldSpec,
+    resamples: int,
+    seed: int,
+    is_reference: Callable[[str], bool],
 ) -> list[PairAgreement]:
     raters = [name for name in wide.columns if name != "item_id"]
     pairs = []
-    for first, second in itertools.combinations(raters, 2):
+    for pair in itertools.combinations(raters, 2):
+        first, second = pair[::-1] if is_reference(pair[1]) and not is_reference(pair[0]) else pair
         both = wide.select(first, second).drop_nulls()
         if both.height == 0:
             continue
@@ -336,9 +385,16 @@ def _pairs_of(
                 (first, second),
                 resamples,
                 seed,
-            )
+            ).model_copy(update={"reference": first if is_reference(first) else None})
         )
     return pairs
+
+
+def reference_rule(labels: LabelSet, reference: str) -> Callable[[str], bool]:
+    """Which columns (raters, or kinds when grouped by kind) are the reference: the rater so
+    named, or every rater of the kind so named."""
+    kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
+    return lambda name: name == reference or kinds.get(name) == reference
 
 
 def _all_agree(wide: pl.DataFrame) -> Share:
@@ -428,8 +484,14 @@ def agreement_report(
     by: GroupBy = "rater",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    reference: str = DEFAULT_REFERENCE,
 ) -> AgreementReport:
-    """Per field: every pair of raters (or rater kinds), all-agree share, council stats."""
+    """Per field: every pair of raters (or rater kinds), all-agree share, council stats.
+
+    In a pair with the ``reference`` (a rater's name, or a rater kind; people by default) the
+    reference is ``rater_a``, so the per-class figures (precision, recall, F1, specificity)
+    and the balanced accuracy score the other rater against it."""
+    is_reference = reference_rule(labels, reference)
     fields: dict[str, FieldAgreement] = {}
     for field in labels.fields:
         spec = labels.spec(field)
@@ -438,7 +500,7 @@ def agreement_report(
             field=field,
             kind=spec.kind,
             values=list(spec.values),
-            pairs=_pairs_of(wide, spec, resamples, seed),
+            pairs=_pairs_of(wide, spec, resamples, seed, is_reference),
             all_agree=_all_agree(wide),
             council=council_agreement(labels, field, spec),
         )

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from analysis.models import TurnJudgment
+from analysis.judge._results import judge_name, majority_label as majority_label
+from analysis.models import TurnJudgment, step_item_id as step_item_id
 from analysis.study._agreement import PairAgreement
 from analysis.study._config import TOOL_SELECTION, with_tool_selection
 from analysis.study._labels import LabelSet
@@ -41,31 +42,14 @@ LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def step_item_id(
-    session_id: str,
-    turn_index: int,
-    step_index: int | None = None,
-    parent_call_id: str | None = None,
-) -> str:
-    """The label item of a step (or of a whole turn, ``step_index`` None): see the module."""
-    if step_index is None:
-        return f"{session_id}:{turn_index}"
-    call = f":{parent_call_id}" if parent_call_id else ""
-    return f"{session_id}:{turn_index}:{step_index}{call}"
-
-
-def majority_label(score: float) -> str:
-    """The ChainPoll majority of a score: ``correct`` at 0.5 and above (a tie included)."""
-    return "correct" if score >= 0.5 else "incorrect"
-
-
 def judgment_labels(judgments: Iterable[TurnJudgment], rater: str | None = None) -> pl.DataFrame:
     """``tsq judge`` results as ``tool_selection`` labels: one row per scored ``full``
-    judgment, rater the judge's model (or ``rater``), kind ``llm``, with ``vote_fraction``."""
+    judgment, rater the judge (its ``judge_id``, or its model in files from before judge
+    specs; or ``rater``), kind ``llm``, with ``vote_fraction``."""
     rows = [
         {
-            "item_id": step_item_id(j.session_id, j.turn_index, j.step_index, j.parent_call_id),
-            "rater": rater or j.model,
+            "item_id": j.item_id,
+            "rater": rater or judge_name(j),
             "rater_kind": "llm",
             "field": FIELD,
             "value": majority_label(j.score),
@@ -159,6 +143,13 @@ def pair_details(pair: PairAgreement, flagged: str = "incorrect") -> list[str]:
             f"false flags: {pair.rater_b} says {flagged} on {wrongly} of the {others} items "
             f"{pair.rater_a} says otherwise ({_share(hit.false_rate)})"
         )
+    if hit is not None and hit.precision is not None:
+        lines.append(
+            f"precision: {hit.agreed} of the {hit.said} items {pair.rater_b} says {flagged} "
+            f"{pair.rater_a} says {flagged} too ({_share(hit.precision)}); F1 {_number(hit.f1)}"
+        )
+    if pair.balanced_accuracy is not None:
+        lines.append(f"balanced accuracy: {_share(pair.balanced_accuracy)}")
     if pair.majority_label is not None:
         lines.append(
             f"majority baseline: always answering {pair.majority_label!r} agrees "
@@ -169,3 +160,22 @@ def pair_details(pair: PairAgreement, flagged: str = "incorrect") -> list[str]:
 
 def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def per_class_lines(pair: PairAgreement) -> list[str]:
+    """A pair's per-class figures as a small table, ``rater_a`` the reference."""
+    lines = [
+        f"per class ({pair.rater_a} the reference): support, precision, recall, F1, specificity"
+    ]
+    width = max((len(c.value) for c in pair.per_class or []), default=0)
+    for c in pair.per_class or []:
+        lines.append(
+            f"  {c.value:<{width}}  {c.support:>4}  {_number(c.precision)}  "
+            f"{_number(c.recall)}  {_number(c.f1)}  {_number(c.specificity)}"
+        )
+    lines.append(f"balanced accuracy: {_number(pair.balanced_accuracy)}")
+    return lines

@@ -54,6 +54,28 @@ class StepLabel(BaseModel):
     labelled_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class SplitAssignment(BaseModel):
+    """Which part of the label set a session's steps are in, fixed once assigned."""
+
+    session_id: str
+    split: Literal["dev", "test"]
+    stratum: str
+    """The people's label the split was stratified on: ``incorrect`` for a session with a
+    step people called incorrect, else ``correct``."""
+    seed: int
+    test_share: float
+    assigned_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class Adoption(BaseModel):
+    """A judge spec a person adopted, with the spec's text as it was."""
+
+    judge_id: str
+    spec_toml: str
+    adopted_by: str = Field(min_length=1)
+    adopted_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
 SETUP_WAIT = 30.0
 
 
@@ -98,6 +120,16 @@ class AdjudicationStore:
                 " field TEXT NOT NULL, adjudicator TEXT NOT NULL,"
                 " adjudicator_kind TEXT NOT NULL, side TEXT NOT NULL, value TEXT NOT NULL,"
                 " cause TEXT NOT NULL, note TEXT NOT NULL, decided_at TEXT NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS splits (session_id TEXT PRIMARY KEY,"
+                " split TEXT NOT NULL, stratum TEXT NOT NULL, seed INTEGER NOT NULL,"
+                " test_share REAL NOT NULL, assigned_at TEXT NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS adoptions ("
+                " id INTEGER PRIMARY KEY AUTOINCREMENT, judge_id TEXT NOT NULL,"
+                " spec_toml TEXT NOT NULL, adopted_by TEXT NOT NULL, adopted_at TEXT NOT NULL)"
             )
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS step_labels ("
@@ -165,6 +197,49 @@ class AdjudicationStore:
             conn.row_factory = sqlite3.Row
             rows = conn.execute(query).fetchall()
         return [StepLabel.model_validate(dict(row)) for row in rows]
+
+    def save_step_labels(self, labels: list[StepLabel]) -> None:
+        """Several labels in one transaction (an import): all of them, or none."""
+        rows = [label.model_dump(mode="json") for label in labels]
+        with self._connect() as conn:
+            conn.executemany(
+                "INSERT INTO step_labels (item_id, labeller, value, reason, labelled_at)"
+                " VALUES (:item_id, :labeller, :value, :reason, :labelled_at)",
+                rows,
+            )
+
+    def splits(self) -> dict[str, SplitAssignment]:
+        """Every session's split, by session id."""
+        with self._connect() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM splits").fetchall()
+        return {row["session_id"]: SplitAssignment.model_validate(dict(row)) for row in rows}
+
+    def save_splits(self, assignments: list[SplitAssignment]) -> None:
+        """New sessions' splits; a session already assigned keeps its split (never moved)."""
+        rows = [a.model_dump(mode="json") for a in assignments]
+        with self._connect() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO splits (session_id, split, stratum, seed, test_share,"
+                " assigned_at) VALUES (:session_id, :split, :stratum, :seed, :test_share,"
+                " :assigned_at)",
+                rows,
+            )
+
+    def adopt(self, adoption: Adoption) -> None:
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT INTO adoptions (judge_id, spec_toml, adopted_by, adopted_at)"
+                " VALUES (:judge_id, :spec_toml, :adopted_by, :adopted_at)",
+                adoption.model_dump(mode="json"),
+            )
+
+    def adoptions(self) -> list[Adoption]:
+        """Every adoption, oldest first: the last is the judge in use."""
+        with self._connect() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM adoptions ORDER BY id").fetchall()
+        return [Adoption.model_validate(dict(row)) for row in rows]
 
 
 def read_decisions(path: Path, issues: list[ParseIssue]) -> list[Decision]:

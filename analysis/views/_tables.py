@@ -410,9 +410,10 @@ def judgment_of(
     step_index: int | None = None,
     parent_call_id: str | None = None,
 ) -> TurnJudgment | None:
-    """The judgment of one step under ``condition``; ``step_index`` None: the turn-level one."""
+    """The judgment of one step under ``condition``; ``step_index`` None: the turn-level one.
+    ``judgments`` are one judge's (:func:`analysis.judge.of_judge`)."""
     key = (session_id, turn_index, step_index, parent_call_id, condition)
-    return next((j for j in judgments if j.key == key), None)
+    return next((j for j in judgments if j.key[:5] == key), None)
 
 
 def step_to_open(

@@ -1,0 +1,337 @@
+"""``tsq labels import`` and ``tsq align``: the printers and the flow over ``analysis.align``.
+
+Registered on the ``tsq`` group by ``analysis.cli``; like it, imports the analysis package
+only inside the commands.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from analysis.align import AlignReport, Comparison, LabelSet, SpecScore
+    from analysis.judge import JudgeSpec, RunEstimate
+    from analysis.align._loop import SplitChoice
+    from analysis.models import LoadResult, ParseIssue
+    from analysis.study import AdjudicationStore, StepLabel
+
+EXIT_UNUSABLE = 2
+STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
+def _store_or_exit(path: Path) -> AdjudicationStore:
+    import sqlite3
+
+    from analysis.study import AdjudicationStore
+
+    try:
+        return AdjudicationStore(path)
+    except (OSError, sqlite3.Error) as error:
+        click.echo(f"{path}: cannot open the label store ({error}).", err=True)
+        sys.exit(1)
+
+
+def labels_source(labels: str) -> tuple[AdjudicationStore, Path | None]:
+    """``--labels DB|FILE``: a store, or a labels file read beside its own default store
+    (where its split is kept)."""
+    from analysis.study import default_store_path
+
+    path = Path(labels)
+    if path.suffix in STORE_SUFFIXES:
+        return _store_or_exit(path), None
+    return _store_or_exit(default_store_path(path)), path
+
+
+def load_label_set(labels: str, test_share: float, seed: int) -> LabelSet:
+    """The label set of ``--labels``; file issues are printed, an unusable file exits 2."""
+    from analysis.align import label_set, read_step_labels
+
+    store, file = labels_source(labels)
+    extra: list[StepLabel] = []
+    issues: list[ParseIssue] = []
+    if file is not None:
+        try:
+            extra, issues = read_step_labels(file)
+        except ValueError as error:
+            click.echo(f"{error}.", err=True)
+            sys.exit(EXIT_UNUSABLE)
+    for issue in issues:
+        click.echo(str(issue), err=True)
+    result = label_set(store, extra, test_share, seed, issues)
+    if not result.refs:
+        click.echo(f"{labels}: no step labels.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+    return result
+
+
+@click.group(name="labels")
+def labels_group() -> None:
+    """People's step labels: the label set judges are measured on."""
+
+
+@labels_group.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--db",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The label store (SQLite) to add them to.",
+)
+def import_labels(file: str, db: str) -> None:
+    """Add step labels from a CSV or JSONL file (session_id, turn_index, step_index, optional
+    parent_call_id, value, reason, labeller); bad rows are reported, the rest kept."""
+    from analysis.align import read_step_labels
+
+    try:
+        labels, issues = read_step_labels(file)
+    except ValueError as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+    for issue in issues:
+        click.echo(str(issue), err=True)
+    store = _store_or_exit(Path(db))
+    have = {(x.item_id, x.labeller, x.value, x.reason) for x in store.step_labels(history=True)}
+    new = [x for x in labels if (x.item_id, x.labeller, x.value, x.reason) not in have]
+    store.save_step_labels(new)
+    click.echo(
+        f"Imported {len(new)} step labels into {db} ({len(labels) - len(new)} already there, "
+        f"{len(issues)} rows with issues)."
+    )
+    if not labels:
+        sys.exit(EXIT_UNUSABLE)
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _ci(bounds: tuple[float, float] | None, percent: bool = False) -> str:
+    if bounds is None:
+        return ""
+    if percent:
+        return f" [{bounds[0]:.1%}, {bounds[1]:.1%}]"
+    return f" [{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def print_score(score: SpecScore) -> None:
+    click.echo(
+        f"  {score.judge_id}: n={score.n} agreement {_share(score.agreement)}"
+        f"{_ci(score.agreement_ci, True)} kappa {_number(score.kappa)}{_ci(score.kappa_ci)}; "
+        f"always {score.majority_label!r} {_share(score.majority_baseline)}; balanced accuracy "
+        f"{_number(score.balanced_accuracy)}"
+        + (f"; {score.unjudged} steps unscored" if score.unjudged else "")
+    )
+    for c in score.per_class:
+        click.echo(
+            f"    {c.value:<9} support {c.support:>3}  precision {_number(c.precision)}  "
+            f"recall {_number(c.recall)}  F1 {_number(c.f1)}  specificity "
+            f"{_number(c.specificity)}"
+        )
+
+
+def print_report(report: AlignReport) -> None:
+    counts = report.labelled
+    click.echo(
+        f"labelled steps: {counts['dev']} dev, {counts['test']} test ({counts['ties']} with "
+        f"people evenly split, {counts['missing']} not found in the sessions given)"
+    )
+    people = report.people
+    if people.steps:
+        click.echo(
+            f"people among themselves: {people.steps} steps labelled by two or more, all "
+            f"agree on {_share(people.all_agree)}"
+        )
+        for pair in people.pairs:
+            click.echo(
+                f"  {pair['a']} vs {pair['b']}: n={pair['n']} agreement "
+                f"{_share(pair['agreement'])} kappa {_number(pair['kappa'])}"  # type: ignore[arg-type]
+            )
+    else:
+        click.echo("people among themselves: no step labelled by two people yet")
+    for split in ("dev", "test"):
+        scores = [s for s in report.specs if s.split == split]
+        if scores:
+            click.echo(f"{split}:")
+            for score in scores:
+                print_score(score)
+        _print_comparisons([c for c in report.comparisons if c.split == split])
+        if split == "dev" and report.chosen:
+            click.echo(f"chosen on dev: {report.chosen}")
+    _print_disagreements(report)
+
+
+def _print_comparisons(comparisons: list[Comparison]) -> None:
+    for comparison in comparisons:
+        click.echo(f"  {comparison.in_words()}")
+
+
+def _print_disagreements(report: AlignReport) -> None:
+    if not report.disagreements:
+        return
+    causes = ", ".join(f"{cause} {n}" for cause, n in report.causes)
+    tools = ", ".join(f"{tool or '(no call)'} {n}" for tool, n in report.tools)
+    click.echo(f"why the judge disagrees (dev): by cause {causes}; by tool {tools}")
+    for d in report.disagreements:
+        reason = "; ".join(d.reasons) or "no reason given"
+        click.echo(
+            f"  {d.item_id} {d.judge_id} [{d.cause or 'unset'}] people {d.people}, judge "
+            f"{d.judge} ({d.vote_fraction:.2f}) on {d.tool or '(no call)'}: {reason}"
+        )
+        if d.evidence:
+            click.echo(f"      evidence: {d.evidence}")
+
+
+def specs_or_exit(paths: tuple[str, ...]) -> list[JudgeSpec]:
+    from analysis.judge import JudgeSpecError, default_spec, read_spec
+
+    try:
+        return [read_spec(path) for path in paths] if paths else [default_spec()]
+    except JudgeSpecError as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+
+
+def write_spec(spec: JudgeSpec, parent: JudgeSpec, out_dir: Path) -> Path:
+    """A spec the run made, as a file beside its diff against its parent."""
+    from analysis.align import spec_diff
+    from analysis.judge import spec_toml
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = spec.name.replace("/", "-")
+    path = out_dir / f"{name}.judge.toml"
+    path.write_text(spec_toml(spec), encoding="utf-8")
+    diff = spec_diff(parent, spec, f"{parent.name}", f"{path}")
+    (out_dir / f"{name}.diff").write_text(diff, encoding="utf-8")
+    return path
+
+
+def adopt(labels: str, spec_path: str, by: str | None) -> None:
+    from analysis.judge import spec_toml
+    from analysis.study import Adoption
+
+    spec = specs_or_exit((spec_path,))[0]
+    store, _ = labels_source(labels)
+    adoption = Adoption(
+        judge_id=spec.judge_id, spec_toml=spec_toml(spec), adopted_by=by or getpass.getuser()
+    )
+    store.adopt(adoption)
+    click.echo(
+        f"Adopted {spec.judge_id} ({adoption.adopted_by}, {adoption.adopted_at:%Y-%m-%d %H:%M} "
+        f"UTC). Run tsq judge --judge {spec_path} over judged sessions to see which verdicts "
+        "change."
+    )
+
+
+@dataclass
+class AlignOptions:
+    split: str
+    propose: str | None
+    examples: int
+    out_dir: Path
+    dry_run: bool
+    max_cost: float | None
+    as_json: bool
+    settings: dict[str, object]
+
+
+def _check_cost(estimates: list[RunEstimate], options: AlignOptions) -> None:
+    """Print the estimate (and stop, for --dry-run); refuse above --max-cost."""
+    from analysis.judge._cost import dollars
+
+    units = sum(e.units for e in estimates)
+    requests = sum(e.requests for e in estimates)
+    costs = [e.cost_cached_usd for e in estimates if e.units]
+    total = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    words = (
+        f"{units} steps to judge ({requests} requests) across {len(estimates)} specs, at most; "
+        f"estimated cost {dollars(total)} with prompt caching"
+        + (", plus the proposal" if options.propose else "")
+    )
+    if options.dry_run:
+        click.echo(words)
+        sys.exit(0)
+    if options.max_cost is not None and units and (total is None or total > options.max_cost):
+        click.echo(
+            f"Not started: the estimated cost, {dollars(total)}, is above --max-cost "
+            f"${options.max_cost:,.2f} (see --dry-run).",
+            err=True,
+        )
+        sys.exit(EXIT_UNUSABLE)
+
+
+def run(
+    result: LoadResult,
+    label_set: LabelSet,
+    specs: list[JudgeSpec],
+    options: AlignOptions,
+    labels: str,
+) -> None:
+    """The loop of ``tsq align`` over loaded sessions, printed as text or JSON."""
+    from tqdm import tqdm
+
+    from analysis.align import Judging, Tuning, estimate, plan, run_align
+    from analysis.findings import lint
+    from analysis.judge import JudgeError
+    from analysis.llm import LLMConfig
+
+    split: SplitChoice = (
+        "dev" if options.split == "dev" else "test" if options.split == "test" else "both"
+    )
+    judging = Judging(known=list(result.judgments), settings=options.settings)
+    planned = plan(result.sessions, label_set, specs, judging, split)
+    _check_cost(estimate(planned), options)
+    adopted = _adopted(labels)
+    tuning = Tuning(
+        propose=LLMConfig(model=options.propose, timeout=float(str(options.settings["timeout"])))
+        if options.propose
+        else None,
+        examples=options.examples,
+    )
+    todo = sum(len(units) for _, units in planned)
+    with tqdm(total=todo, unit="step", disable=None, file=sys.stderr) as bar:
+        judging.on_unit = lambda: bar.update(1)
+        try:
+            report, made = run_align(
+                result.sessions,
+                label_set,
+                specs,
+                judging,
+                split,
+                tuning,
+                lint(result.sessions),
+                adopted,
+            )
+        except JudgeError as error:
+            click.echo(str(error), err=True)
+            sys.exit(EXIT_UNUSABLE)
+    if not any(score.n for score in report.specs):
+        click.echo(f"{labels}: no labelled step of the sessions given was judged.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+    written = [write_spec(spec, specs[0], options.out_dir) for spec in made]
+    if options.as_json:
+        print_json(report)
+        return
+    print_report(report)
+    for path in written:
+        click.echo(f"wrote {path} (its diff against {specs[0].name}: {path.with_suffix('')}.diff)")
+
+
+def _adopted(labels: str) -> str | None:
+    store, _ = labels_source(labels)
+    adoptions = store.adoptions()
+    return adoptions[-1].judge_id if adoptions else None
+
+
+def print_json(report: AlignReport) -> None:
+    click.echo(json.dumps(report.model_dump(mode="json")))

@@ -1,0 +1,221 @@
+"""A judge spec measured against people, and two specs compared on the same steps.
+
+Per spec: raw agreement, Cohen's kappa with a bootstrap interval, and per class (people the
+reference) precision, recall, F1, specificity and balanced accuracy, beside the score of
+always answering the people's majority label (``analysis.study.pair_agreement``).
+
+Two specs on the same steps: the difference in agreement and in kappa with a paired
+bootstrap interval (the same resampled steps for both), McNemar's exact test on the
+discordant steps (statsmodels), and, when the interval holds 0, how many labelled steps it
+would take to see the observed difference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import BaseModel
+
+from analysis.study._agreement import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    ClassAgreement,
+    _interval,
+    _kappas,
+    kappa_of_table,
+    pair_agreement,
+)
+from analysis.study._config import TOOL_SELECTION
+
+VALUES = ("correct", "incorrect")
+ALPHA = 0.05
+POWER = 0.8
+PEOPLE = "people"
+
+
+class SpecScore(BaseModel):
+    """One spec on one part of the label set (``--json``'s ``specs`` entries)."""
+
+    judge_id: str
+    name: str
+    split: str
+    n: int
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None
+    kappa: float | None
+    kappa_ci: tuple[float, float] | None
+    majority_baseline: float | None
+    majority_label: str | None
+    per_class: list[ClassAgreement]
+    """``incorrect`` first: catching wrong choices is the judge's main job."""
+    balanced_accuracy: float | None
+    confusion: list[list[int]]
+    """Rows: people's label, columns: the judge's, in the order correct, incorrect."""
+    unjudged: int = 0
+    """Steps of the part with a people's label but no scored judgment of this spec."""
+
+
+def score_spec(
+    judge_id: str,
+    name: str,
+    split: str,
+    people: list[str],
+    judge: list[str],
+    unjudged: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> SpecScore:
+    """A spec's labels ``judge`` against the people's ``people`` on the same steps."""
+    pair = pair_agreement(people, judge, TOOL_SELECTION, (PEOPLE, judge_id), resamples, seed)
+    per_class = sorted(pair.per_class or [], key=lambda c: c.value != "incorrect")
+    return SpecScore(
+        judge_id=judge_id,
+        name=name,
+        split=split,
+        n=pair.n,
+        agreement=pair.agreement,
+        agreement_ci=pair.agreement_ci,
+        kappa=pair.kappa,
+        kappa_ci=pair.kappa_ci,
+        majority_baseline=pair.majority_baseline,
+        majority_label=pair.majority_label,
+        per_class=per_class,
+        balanced_accuracy=pair.balanced_accuracy,
+        confusion=pair.confusion,
+        unjudged=unjudged,
+    )
+
+
+class Comparison(BaseModel):
+    """Spec ``b`` against spec ``a`` on the steps both judged (``--json``'s ``comparisons``):
+    differences are b - a."""
+
+    a: str
+    b: str
+    split: str
+    n: int
+    discordant: int
+    """Steps exactly one of the two got right."""
+    b_only_right: int
+    a_only_right: int
+    agreement_diff: float | None
+    agreement_diff_ci: tuple[float, float] | None
+    kappa_diff: float | None
+    kappa_diff_ci: tuple[float, float] | None
+    mcnemar_p: float | None
+    labels_needed: int | None
+    """Labelled steps it would take (at the observed discordant rate and direction) to see
+    the difference at 5% with 80% power; None when no difference was observed."""
+    verdict: str
+    """``b better``, ``a better``, or ``no measurable difference``."""
+
+    def in_words(self) -> str:
+        """The comparison as the CLI and the app say it."""
+        if self.agreement_diff is None:
+            return f"{self.b} vs {self.a} on {self.split}: no step both judged."
+        diff = f"{self.agreement_diff:+.1%}"
+        ci = self.agreement_diff_ci
+        interval = f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else ""
+        p = "n/a" if self.mcnemar_p is None else f"{self.mcnemar_p:.3g}"
+        head = (
+            f"{self.b} vs {self.a} on {self.split}: agreement {diff}{interval}, "
+            f"{self.discordant} discordant steps, McNemar p {p}: "
+        )
+        if self.verdict != "no measurable difference":
+            winner = self.b if self.verdict == "b better" else self.a
+            return head + f"{winner} agrees with people more."
+        more = (
+            f"; about {self.labels_needed:,} labelled steps would show a difference this size"
+            if self.labels_needed is not None
+            else ""
+        )
+        return head + f"no measurable difference on {self.n} steps{more}."
+
+
+def mcnemar_p(a_only: int, b_only: int) -> float | None:
+    """McNemar's exact test on the discordant steps (statsmodels); None with none."""
+    if a_only + b_only == 0:
+        return None
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    return float(mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue)
+
+
+def labels_needed(n: int, a_only: int, b_only: int) -> int | None:
+    """Steps needed to detect the observed difference with McNemar's test (two-sided 5%,
+    80% power), by the normal approximation of the sign test on the discordant steps: with
+    π the share of discordant steps that favour b and d the discordant rate, the discordant
+    steps needed are ((z_(a/2) / 2 + z_β √(π(1-π))) / |π - ½|)², and the steps that many / d."""
+    discordant = a_only + b_only
+    if n == 0 or discordant == 0 or a_only == b_only:
+        return None
+    from scipy.stats import norm
+
+    share = b_only / discordant
+    z_alpha, z_beta = norm.ppf(1 - ALPHA / 2), norm.ppf(POWER)
+    pairs = ((z_alpha / 2 + z_beta * math.sqrt(share * (1 - share))) / abs(share - 0.5)) ** 2
+    return int(math.ceil(pairs / (discordant / n)))
+
+
+def _tables(codes: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """The 2x2 people-vs-judge tables of each bootstrap draw (codes: people * 2 + judge)."""
+    resamples = draws.shape[0]
+    offsets = np.arange(resamples, dtype=np.int64)[:, None] * 4
+    counted = np.bincount((codes[draws] + offsets).ravel(), minlength=resamples * 4)
+    return counted.reshape(resamples, 2, 2)
+
+
+def compare(
+    a: str,
+    b: str,
+    split: str,
+    people: list[str],
+    a_labels: list[str],
+    b_labels: list[str],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Comparison:
+    """Spec ``b`` against ``a``: both labelled the same steps, aligned with ``people``."""
+    index = {value: i for i, value in enumerate(VALUES)}
+    ref = np.array([index[v] for v in people], dtype=np.int64)
+    codes_a = ref * 2 + np.array([index[v] for v in a_labels], dtype=np.int64)
+    codes_b = ref * 2 + np.array([index[v] for v in b_labels], dtype=np.int64)
+    right_a = codes_a % 3 == 0  # 0 (correct, correct) or 3 (incorrect, incorrect)
+    right_b = codes_b % 3 == 0
+    n = len(ref)
+    a_only, b_only = int((right_a & ~right_b).sum()), int((right_b & ~right_a).sum())
+    agreement_diff = kappa_diff = None
+    agreement_ci = kappa_ci = None
+    if n:
+        agreement_diff = float(right_b.mean() - right_a.mean())
+        kappas = [
+            kappa_of_table(np.bincount(codes, minlength=4).reshape(2, 2), None)
+            for codes in (codes_a, codes_b)
+        ]
+        kappa_diff = None if any(map(math.isnan, kappas)) else kappas[1] - kappas[0]
+        if resamples:
+            draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+            agreement_ci = _interval(right_b[draws].mean(axis=1) - right_a[draws].mean(axis=1))
+            kappa_ci = _interval(
+                _kappas(_tables(codes_b, draws), None) - _kappas(_tables(codes_a, draws), None)
+            )
+    verdict = "no measurable difference"
+    if agreement_ci is not None and (agreement_ci[0] > 0 or agreement_ci[1] < 0):
+        verdict = "b better" if agreement_ci[0] > 0 else "a better"
+    return Comparison(
+        a=a,
+        b=b,
+        split=split,
+        n=n,
+        discordant=a_only + b_only,
+        b_only_right=b_only,
+        a_only_right=a_only,
+        agreement_diff=agreement_diff,
+        agreement_diff_ci=agreement_ci,
+        kappa_diff=kappa_diff,
+        kappa_diff_ci=kappa_ci,
+        mcnemar_p=mcnemar_p(a_only, b_only),
+        labels_needed=labels_needed(n, a_only, b_only) if verdict.startswith("no") else None,
+        verdict=verdict,
+    )

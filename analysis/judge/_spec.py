@@ -1,0 +1,192 @@
+"""Judge specs: a judge a team can change, as a TOML file.
+
+A spec names the model, the votes, the rubric (inline, or ``rubric_file`` beside the spec),
+worked examples labelled by people, the condition and the step budget. Its ``judge_id`` is
+its name plus a hash of everything that changes what the model is asked, so judgments of two
+specs never merge, and a spec file's comments or layout never change it.
+
+What a spec cannot change is the contract the rest of the product depends on: the verdict is
+given through the forced ``record_verdict`` tool, and the menu comes first in every request,
+ending in a cache breakpoint. A spec changes the words and the examples only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from analysis.ingest._jsonio import first_error
+from analysis.models import Condition
+from analysis.render._judge_input import DEFAULT_STEP_CHARS, RenderOptions
+
+if TYPE_CHECKING:
+    from analysis.judge._chainpoll import JudgeConfig
+
+DEFAULT_SPEC_FILE = "default.judge.toml"
+"""The built-in judge, shipped in ``analysis/data/judges/`` for users to copy."""
+EXAMPLES_HEADING = "Worked examples, labelled by people"
+
+
+class JudgeSpecError(ValueError):
+    """A spec that cannot be used, in one sentence naming its file."""
+
+
+class JudgeExample(BaseModel):
+    """A labelled step shown to the judge as a worked example: what it saw, what people said."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: str = Field(min_length=1)
+    """The step as the judge reads it (the ask, the turn so far, the call), shortened."""
+    label: Literal["correct", "incorrect"]
+    reason: str = ""
+    item_id: str | None = None
+    """The labelled step it came from, where it came from one (a dev-split item)."""
+
+
+class JudgeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    """``provider:model`` (``openai:gpt-4o``); a bare id or display name is Anthropic's."""
+    base_url: str | None = None
+    votes: int = Field(default=3, ge=1, le=10)
+    rubric: str = Field(min_length=1)
+    examples: list[JudgeExample] = Field(default_factory=list)
+    condition: Condition = "full"
+    step_chars: int = Field(default=DEFAULT_STEP_CHARS, ge=2000)
+    parent: str | None = None
+    """The ``judge_id`` of the spec this one was derived from (a proposal, examples added)."""
+
+    @field_validator("rubric")
+    @classmethod
+    def _stripped(cls, rubric: str) -> str:
+        return rubric.strip()
+
+    @property
+    def judge_id(self) -> str:
+        """``name#hash``: the hash covers what the model is asked (rubric, examples, model,
+        votes, condition, step budget), not the file's comments, name or endpoint."""
+        asked = {
+            "rubric": self.rubric,
+            "examples": [e.model_dump(exclude={"item_id"}) for e in self.examples],
+            "model": self.model,
+            "votes": self.votes,
+            "condition": self.condition,
+            "step_chars": self.step_chars,
+        }
+        canonical = json.dumps(asked, sort_keys=True, ensure_ascii=False).encode()
+        return f"{self.name}#{hashlib.sha256(canonical).hexdigest()[:10]}"
+
+    def system_text(self) -> str:
+        """The judge's instructions: the rubric, then the worked examples, if any."""
+        if not self.examples:
+            return self.rubric
+        shown = "\n\n".join(
+            f"### Example {number}\n{example.step.strip()}\n"
+            f"People's label: {example.label}"
+            + (f" (reason: {example.reason.strip()})" if example.reason.strip() else "")
+            for number, example in enumerate(self.examples, start=1)
+        )
+        return f"{self.rubric.rstrip()}\n\n## {EXAMPLES_HEADING}\n\n{shown}"
+
+    def judge_config(self, **settings: Any) -> JudgeConfig:
+        """The run's settings for this spec; ``settings`` are the run's own (key, concurrency,
+        cache folder, timeout), which change nothing the model is asked."""
+        from analysis.judge._chainpoll import JudgeConfig
+
+        return JudgeConfig(
+            model=self.model,
+            votes=self.votes,
+            base_url=self.base_url,
+            system=self.system_text(),
+            judge_ids={c: self.with_changes(condition=c).judge_id for c in get_args(Condition)},
+            rubric_version=self.name,
+            **settings,
+        )
+
+    def render_options(self) -> RenderOptions:
+        return RenderOptions(step_chars=self.step_chars)
+
+    def with_changes(self, **changes: object) -> JudgeSpec:
+        """A copy with fields changed and validated (``--model`` over a spec's model, …)."""
+        return JudgeSpec.model_validate({**self.model_dump(), **changes})
+
+
+class _SpecFile(JudgeSpec):
+    """A spec as written: ``rubric`` inline, or ``rubric_file`` beside the spec."""
+
+    rubric: str = ""
+    rubric_file: str | None = None
+
+    @model_validator(mode="after")
+    def _one_rubric(self) -> _SpecFile:
+        if bool(self.rubric) == bool(self.rubric_file):
+            raise ValueError("give exactly one of rubric and rubric_file")
+        return self
+
+
+def read_spec(path: str | Path) -> JudgeSpec:
+    """A spec from its TOML file; anything wrong is a JudgeSpecError naming the file."""
+    source = Path(path)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise JudgeSpecError(f"{source}: cannot be read ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise JudgeSpecError(f"{source}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as error:
+        raise JudgeSpecError(f"{source}: not valid TOML ({error})") from None
+    try:
+        written = _SpecFile.model_validate(data)
+    except ValidationError as error:
+        raise JudgeSpecError(f"{source}: not a judge spec ({first_error(error)})") from None
+    fields = written.model_dump(exclude={"rubric_file"})
+    if written.rubric_file:
+        rubric_path = source.parent / written.rubric_file
+        try:
+            fields["rubric"] = rubric_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise JudgeSpecError(
+                f"{source}: its rubric_file {written.rubric_file} cannot be read"
+            ) from None
+    return JudgeSpec.model_validate(fields)
+
+
+def spec_toml(spec: JudgeSpec) -> str:
+    """The spec as a TOML file (rubric inline), the form :func:`read_spec` reads."""
+    import tomli_w
+
+    data = spec.model_dump(exclude_none=True)
+    data["examples"] = [
+        {key: value for key, value in example.items() if value is not None}
+        for example in data["examples"]
+    ]
+    if not data["examples"]:
+        del data["examples"]
+    return tomli_w.dumps(data, multiline_strings=True)
+
+
+def default_spec_path() -> Path:
+    """The built-in judge's spec file (``tsq-rubric/2``)."""
+    return Path(str(importlib.resources.files("analysis") / "data" / "judges" / DEFAULT_SPEC_FILE))
+
+
+def default_spec(model: str | None = None) -> JudgeSpec:
+    """The built-in judge, with ``model`` over its own where given."""
+    spec = read_spec(default_spec_path())
+    return spec if model is None else spec.with_changes(model=model)
