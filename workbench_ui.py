@@ -37,8 +37,20 @@ PAGES = {
 }
 
 
-SOURCES = ["Bundled sample data", "Local folder", "Upload files"]
-URL_SOURCES = {"sample": SOURCES[0], "folder": SOURCES[1]}
+SOURCES = ["Bundled sample data", "Bundled alignment sample", "Local folder", "Upload files"]
+URL_SOURCES = {"sample": SOURCES[0], "alignment": SOURCES[1], "folder": SOURCES[2]}
+ALIGNMENT_SOURCE = SOURCES[1]
+
+
+def bundled_folders(choice: str) -> list[str]:
+    """The folders of a bundled source: the sample's transcripts and judgments (not its
+    council_vs_human study: the Agreement page's), or the alignment sample's."""
+    sample = analysis.sample_data_dir()
+    if choice == ALIGNMENT_SOURCE:
+        sample = sample / "alignment"
+    return [str(sample / "transcripts"), str(sample / "judgments")]
+
+
 PLACE = ("session", "turn", "step", "call")
 """Where the user is, in the URL and kept in the browser session so it follows them around."""
 
@@ -66,11 +78,13 @@ def _remember(key: str, value: str) -> None:
 class Workspace:
     result: analysis.LoadResult
     findings: list[analysis.Finding]
+    judge: str | None = None
+    """The judge whose judgments the pages show (one at a time: two judges never mix)."""
 
     @property
     def judgments(self) -> list[analysis.TurnJudgment]:
         extra: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-        return analysis.merge_judgments(self.result.judgments, extra)
+        return analysis.of_judge(analysis.merge_judgments(self.result.judgments, extra), self.judge)
 
     def session(self, session_id: str | None) -> analysis.Session | None:
         return next((s for s in self.result.sessions if s.session_id == session_id), None)
@@ -123,12 +137,45 @@ def _source_from_url() -> None:
 
 
 def _source_to_url(choice: str, typed: str) -> None:
-    """The URL names a local folder (``?source=folder&folder=…``); the sample is the default."""
+    """The URL names a local folder (``?source=folder&folder=…``) or the alignment sample
+    (``?source=alignment``); the sample is the default."""
     _forget("source", "folder")
     if choice == "Local folder":
         st.query_params["source"] = "folder"
         if typed:
             st.query_params["folder"] = typed
+    elif choice == ALIGNMENT_SOURCE:
+        st.query_params["source"] = "alignment"
+
+
+EACH_SESSIONS_JUDGE = "each session's own judge"
+
+
+def chosen_judge(judgments: list[analysis.TurnJudgment]) -> str | None:
+    """Which judge's judgments the pages show, where a session was judged by several: a
+    sidebar choice, kept for the browser session and in the URL (``?judge=``); by default
+    each session's own judge (the one with most judgments in it)."""
+    if not analysis.judge.several_judges(judgments):
+        _forget("judge")
+        return None
+    options = [EACH_SESSIONS_JUDGE, *analysis.judge_names(judgments)]
+    linked, _ = _from_url_or_kept("judge")
+    kept = linked if linked in options else EACH_SESSIONS_JUDGE
+    with st.sidebar:
+        judge = st.selectbox(
+            "Judge",
+            options,
+            index=options.index(kept),
+            key="chosen_judge",
+            help="Some sessions were judged by several judges (judge specs): the pages show one "
+            "judge's judgments at a time. Compare judges on the Agreement page or with tsq align.",
+        )
+    st.session_state["kept_judge"] = judge
+    if judge == EACH_SESSIONS_JUDGE:
+        _forget("judge")
+        return None
+    st.query_params["judge"] = judge
+    return judge
 
 
 def _source_widgets() -> tuple[str, str, list[Any]]:
@@ -183,8 +230,7 @@ def data_source() -> Workspace:
     _remember("data_folder", typed)
     _source_to_url(choice, typed)
     _restore_place()
-    sample = analysis.sample_data_dir()  # not its council_vs_human study: the Agreement page's
-    folders = [str(sample / "transcripts"), str(sample / "judgments")]
+    folders = bundled_folders(choice)
     if choice == "Local folder":
         folders = [_local_folder(typed)]
     elif files:
@@ -196,7 +242,8 @@ def data_source() -> Workspace:
         sessions = [s for s in result.sessions if s.session_id in judged]
         findings = [f for f in findings if f.session_id not in judged]
         findings += analysis.lint(sessions, analysis.merge_judgments(result.judgments, fresh))
-    return Workspace(result=result, findings=findings)
+    judge = chosen_judge(analysis.merge_judgments(result.judgments, fresh))
+    return Workspace(result=result, findings=findings, judge=judge)
 
 
 def issues_panel(workspace: Workspace) -> None:
@@ -491,9 +538,12 @@ def study_source() -> StudyView:
 
 
 def study_store_path() -> Path:
-    """The decision store of the study the Agreement page shows (the one typed in its sidebar,
-    kept for this browser session; default: the bundled study's), where people's step labels
-    from the Turn page are saved beside the adjudications."""
+    """Where people's step labels from the Turn page are saved: for the bundled alignment
+    sample, its label store (the one ``tsq align`` keeps its split in); else the decision store
+    of the study the Agreement page shows (the one typed in its sidebar, kept for this browser
+    session; default: the bundled study's), beside the adjudications."""
+    if _remembered("data_source", SOURCES[0]) == ALIGNMENT_SOURCE:
+        return analysis.align.sample_store().path
     default = str(analysis.sample_data_dir() / "council_vs_human")
     typed = _remembered("study_path", default)
     path = str(Path(typed).expanduser()) if typed.strip() else default
@@ -513,7 +563,11 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
     st.markdown("**Your label for this step's tool choice**")
     with st.form("step_label_form"):
         value = st.radio(
-            "The tool choice was", ["correct", "incorrect"], horizontal=True, key="label_value"
+            "The tool choice was",
+            ["correct", "incorrect"],
+            index=None,
+            horizontal=True,
+            key="label_value",
         )
         reason = st.text_area("Reason", key="label_reason")
         labeller = st.text_input(
@@ -522,7 +576,9 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
         submitted = st.form_submit_button("Save label")
     if submitted:
         name = labeller.strip()
-        if not name:
+        if value is None:
+            st.warning("Choose correct or incorrect: no label is saved without a choice.")
+        elif not name:
             st.warning("Give your name, so your labels are told apart from others'.")
         else:
             st.session_state[LABELLER_KEY] = name
@@ -533,8 +589,19 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
             )
             st.success(f"Saved: {inert(name)} labelled this step's tool choice {value}.")
     if not store_path.exists():
+        st.caption(
+            "Split: not assigned yet (a session is put in dev or test, for good, the "
+            "first time its labels are measured: tsq align, or the Agreement page)."
+        )
         return
     store = decision_store(str(store_path))
+    split = store.splits().get(item_id.split(":", 1)[0])
+    st.caption(
+        f"Split: **{split.split}** (fixed when this session's labels were first measured)"
+        if split is not None
+        else "Split: not assigned yet (a session is put in dev or test, for good, the first "
+        "time its labels are measured: tsq align, or the Agreement page)."
+    )
     labels = [label for label in store.step_labels() if label.item_id == item_id]
     if labels:
         st.caption(f"Labels of this step ({inert(item_id)}), saved in {inert(str(store.path))}")
@@ -557,8 +624,7 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Fi
     with their findings, without drawing its controls: the bundled sample or a local folder,
     plus judgments made on the Judge page. Uploaded files are per page: only the latter."""
     choice = _remembered("data_source", SOURCES[0])
-    sample = analysis.sample_data_dir()
-    folders: list[str] = [str(sample / "transcripts"), str(sample / "judgments")]
+    folders = bundled_folders(choice)
     if choice == "Local folder":
         typed = _remembered("data_folder", "")
         folder = str(Path(typed).expanduser())
@@ -569,7 +635,9 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Fi
         folders = []
     loaded, findings = load_folder(*folders) if folders else (analysis.LoadResult(), [])
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-    judgments = analysis.merge_judgments(loaded.judgments, fresh)
+    judgments = analysis.of_judge(
+        analysis.merge_judgments(loaded.judgments, fresh), st.session_state.get("kept_judge")
+    )
     if fresh:
         judged = {j.session_id for j in fresh}
         sessions = [s for s in loaded.sessions if s.session_id in judged]

@@ -17,8 +17,8 @@ import click
 
 if TYPE_CHECKING:
     from analysis.align import AlignReport, Comparison, LabelSet, SpecScore
-    from analysis.judge import JudgeSpec, RunEstimate
     from analysis.align._loop import SplitChoice
+    from analysis.judge import JudgeSpec, RunEstimate
     from analysis.models import LoadResult, ParseIssue
     from analysis.study import AdjudicationStore, StepLabel
 
@@ -237,6 +237,7 @@ def adopt(labels: str, spec_path: str, by: str | None) -> None:
 class AlignOptions:
     split: str
     propose: str | None
+    propose_base_url: str | None
     examples: int
     out_dir: Path
     dry_run: bool
@@ -293,7 +294,11 @@ def run(
     _check_cost(estimate(planned), options)
     adopted = _adopted(labels)
     tuning = Tuning(
-        propose=LLMConfig(model=options.propose, timeout=float(str(options.settings["timeout"])))
+        propose=LLMConfig(
+            model=options.propose,
+            base_url=options.propose_base_url,
+            timeout=float(str(options.settings["timeout"])),
+        )
         if options.propose
         else None,
         examples=options.examples,

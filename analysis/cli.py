@@ -842,6 +842,12 @@ def adjudicate(
     help="JSONL from tsq judge (judgments found among PATHS are read too; these win).",
 )
 @click.option(
+    "--judge",
+    "judge_name",
+    help="Report this judge's judgments only (a judge_id, or a model for files from before "
+    "judge specs).",
+)
+@click.option(
     "--labels",
     type=click.Path(),
     help="A council-vs-human study (folder or labels file): adds its five tables.",
@@ -853,21 +859,36 @@ def adjudicate(
 )
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
 def report(
-    paths: tuple[str, ...], judgments: str | None, labels: str | None, db: str | None, out: str
+    paths: tuple[str, ...],
+    judgments: str | None,
+    judge_name: str | None,
+    labels: str | None,
+    db: str | None,
+    out: str,
 ) -> None:
     """Write one self-contained HTML report: session TSQ, split votes, findings, charts,
-    and with --labels the agreement tables before and after reconciliation.
+    and with --labels the agreement tables before and after reconciliation. A session judged
+    by several judges is reported with its own judge's (the one with most judgments in it),
+    unless --judge names one.
 
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
     from analysis.findings._lint import lint as lint_sessions
-    from analysis.judge._results import merge_judgments
+    from analysis.judge._results import judge_names, merge_judgments, of_judge
     from analysis.report._html import build_report, study_sections  # Altair, vl-convert: on use
     from analysis.study import study_tables
 
     result = _load_or_exit(paths)
     judged = merge_judgments(result.judgments, _judgments_or_exit(judgments))
+    if judge_name is not None:
+        if judge_name not in judge_names(judged):
+            known = ", ".join(judge_names(judged)) or "none"
+            click.echo(
+                f"--judge {judge_name}: no such judge among the judgments ({known}).", err=True
+            )
+            sys.exit(EXIT_NOTHING_LOADED)
+        judged = of_judge(judged, judge_name)
     findings = lint_sessions(result.sessions, judged)
     extra = []
     labelled = ""
@@ -1033,6 +1054,7 @@ cli.add_command(labels_group)
     "on dev (and the first spec) on test.",
 )
 @click.option("--propose", "propose_model", help="Model asked for a rubric amendment.")
+@click.option("--propose-base-url", help="Another endpoint of the --propose model's API.")
 @click.option(
     "--examples",
     type=click.IntRange(1, 20),
@@ -1078,6 +1100,7 @@ def align(
     judge_specs: tuple[str, ...],
     split: str,
     propose_model: str | None,
+    propose_base_url: str | None,
     examples: int | None,
     out_dir: str,
     test_share: float,
@@ -1110,6 +1133,7 @@ def align(
     options = AlignOptions(
         split=split,
         propose=propose_model,
+        propose_base_url=propose_base_url,
         examples=examples or 0,
         out_dir=Path(out_dir),
         dry_run=dry_run,

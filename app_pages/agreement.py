@@ -13,7 +13,7 @@ from analysis.study import (
     stored_step_labels,
     tool_selection_labels,
 )
-from analysis.views._review import labelling_queue
+from analysis.views import labelling_queue
 from council_ui import council_source
 from workbench_ui import (
     chart_downloads,
@@ -25,6 +25,13 @@ from workbench_ui import (
     study_source,
     workspace_judgments,
 )
+
+
+@st.cache_data(show_spinner="Measuring the judge specs…")
+def alignment_sample(store: str, labels_version: int) -> analysis.align.AlignReport:
+    """The sample's loop, measured again whenever a label is saved (``labels_version``)."""
+    return analysis.align.sample_loop(analysis.AdjudicationStore(store))
+
 
 st.title("Agreement")
 view = council_source(study_source())  # the Judge page's council run, when chosen
@@ -184,6 +191,61 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
                 )
             else:
                 open_page("turn", session=row["session_id"], turn=row["turn_index"])
+
+st.header("Judge specs vs people")
+st.caption(
+    "The bundled synthetic alignment set (sample_data/alignment): two judge specs measured "
+    "against people's step labels on the dev split, the spec chosen on dev then measured on "
+    "the held-out test split. Run your own with tsq align."
+)
+label_store = analysis.align.sample_store()
+loop = alignment_sample(str(label_store.path), label_store.step_labels_version())
+scores = analysis.align.scores_frame(loop.specs)
+drawn_scores = analysis.align.spec_agreement_chart(scores)
+st.altair_chart(drawn_scores, width="stretch")
+chart_downloads(drawn_scores, "judge-specs-vs-people")
+st.dataframe(analysis.align.scores_table(loop.specs), hide_index=True)
+for comparison in loop.comparisons:
+    st.markdown(f"- {inert(comparison.in_words())}")
+if loop.disagreements:
+    st.subheader("Why the judge disagrees (dev)")
+    st.caption(
+        "By cause: "
+        + ", ".join(f"{inert(cause)} {n}" for cause, n in loop.causes)
+        + " · by tool: "
+        + ", ".join(f"{inert(tool)} {n}" for tool, n in loop.tools)
+    )
+    st.caption("Choose a row to open its step on the Turn page (the alignment sample's data).")
+    why = pl.DataFrame(
+        [
+            {
+                "step": d.item_id,
+                "judge": d.judge_id,
+                "cause": d.cause or "unset",
+                "people": d.people,
+                "judge said": d.judge,
+                "tool": d.tool,
+                "people's reason": "; ".join(d.reasons),
+                "evidence": d.evidence or "",
+            }
+            for d in loop.disagreements
+        ]
+    )
+    picked_why = show_table(
+        why, on_select="rerun", selection_mode="single-row", key="align_disagreements"
+    )
+    if picked_why.selection.rows:
+        step = loop.disagreements[picked_why.selection.rows[0]]
+        call = {"call": step.parent_call_id} if step.parent_call_id else {}
+        open_page(
+            "turn",
+            source="alignment",
+            judge=step.judge_id,
+            session=step.session_id,
+            turn=step.turn_index,
+            step=step.step_index if step.step_index is not None else 0,
+            **call,
+        )
 
 st.header("Disagreements")
 reconciled = tables.reconciled.filter(~pl.col("agree"))

@@ -20,14 +20,30 @@ ids = st.multiselect(
     default=[s.session_id for s in sessions if s.session_id == st.query_params.get("session")],
     key="judge_sessions",
 )
+uploaded = st.file_uploader(
+    "Judge spec (optional)",
+    type=["toml"],
+    key="judge_spec_file",
+    help="A judge spec with its rubric inline (see the README's Judge specs); without one, the "
+    "built-in tsq-rubric/2.",
+)
+try:
+    spec = (
+        analysis.judge.spec_from_text(uploaded.getvalue().decode("utf-8"), uploaded.name)
+        if uploaded is not None
+        else analysis.default_spec()
+    )
+except (analysis.JudgeSpecError, UnicodeDecodeError) as error:
+    st.error(inert(f"{error}." if isinstance(error, analysis.JudgeSpecError) else "Not UTF-8."))
+    st.stop()
 model = st.text_input(
     "Judge model",
-    value="claude-sonnet-4-5",
-    key="judge_model",
+    value=spec.model,
+    key=f"judge_model_{spec.judge_id}",
     help="provider:model (openai:gpt-4o, gemini:gemini-2.5-pro); a bare id or display name "
     "is Anthropic's.",
 )
-votes = st.slider("Votes per step", 1, 10, 3, key="judge_votes")
+votes = st.slider("Votes per step", 1, 10, spec.votes, key=f"judge_votes_{spec.judge_id}")
 left, right = st.columns(2)
 picked = left.segmented_control(
     "Unit",
@@ -58,15 +74,26 @@ base_url = (
 )
 
 chosen = [s for s in sessions if s.session_id in ids]
-conditions = analysis.CONDITIONS if ablation else ("full",)
+try:
+    spec = spec.with_changes(model=model, votes=votes, base_url=base_url)
+except ValueError:
+    st.error("Give the judge model.")
+    st.stop()
+st.caption(f"Judge: {inert(spec.judge_id)}")
+conditions = analysis.CONDITIONS if ablation else (spec.condition,)
 try:
     units = analysis.judge_inputs(
-        chosen, unit, conditions, selection=selection, subagents=subagents
+        chosen,
+        unit,
+        conditions,
+        options=spec.render_options(),
+        selection=selection,
+        subagents=subagents,
     )
 except ValueError as error:
     st.error(inert(f"Steps: {error}."))
     st.stop()
-estimate = analysis.estimate_run(units, votes, model)
+estimate = analysis.estimate_run(units, votes, model, spec.system_text())
 
 
 st.caption(estimate.in_words(unit, votes))
@@ -92,7 +119,7 @@ elif st.button("Run the judge", disabled=not units, key="judge_run"):
         done[0] += 1
         bar.progress(done[0] / len(units), text=f"Judged {done[0]} of {len(units)}")
 
-    config = analysis.JudgeConfig(model=model, votes=votes, base_url=base_url, api_key=api_key)
+    config = spec.judge_config(api_key=api_key)
     try:
         results, stats = asyncio.run(analysis.judge_rendered(units, config, on_turn=advance))
     except analysis.JudgeError as error:

@@ -9,7 +9,7 @@ import analysis
 from analysis import findings_for_step, render_step, turn_table, why_this_score
 from analysis.findings import findings_for_turn, is_about_input, votes_in_words
 from analysis.study import step_item_id
-from analysis.views import judgment_of, step_table
+from analysis.views import judgment_of, next_to_label, step_table
 from workbench_ui import (
     chosen_session_and_turn,
     chosen_step,
@@ -17,6 +17,7 @@ from workbench_ui import (
     inert,
     judge_input_panel,
     open_page,
+    open_step,
     step_label_panel,
     study_store_path,
     transcript_text,
@@ -113,10 +114,29 @@ if judgment is None:
         open_page("judge", session=session.session_id)
 else:
     votes_side_by_side(judgment)
-step_label_panel(
-    step_item_id(session.session_id, turn.index, step.index, step.parent_call_id),
-    study_store_path(),
+item = step_item_id(session.session_id, turn.index, step.index, step.parent_call_id)
+label_store = study_store_path()
+step_label_panel(item, label_store)
+labelled = (
+    [label.item_id for label in analysis.AdjudicationStore(label_store).step_labels()]
+    if label_store.exists()
+    else []
 )
+upcoming = next_to_label(workspace.judgments, labelled, item)
+if st.button(
+    "Next unlabelled step",
+    disabled=upcoming is None,
+    key="next_unlabelled",
+    help="The next judged step nobody has labelled: split votes first, then steps judged "
+    "incorrect.",
+):
+    assert upcoming is not None
+    open_step(
+        upcoming["session_id"],
+        upcoming["turn_index"],
+        upcoming["step_index"],
+        upcoming["parent_call_id"],
+    )
 with st.expander("This step's calls and their results"):
     calls = [c.model_dump(mode="json", exclude={"subagent"}) for c in step.message.tool_calls]
     st.code(json.dumps(calls, indent=1), language="json", wrap_lines=True)

@@ -36,14 +36,17 @@ def launch_chromium(playwright: Any) -> Any:
 
 CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
+SAMPLE_FOLDERS = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "alignment"]
+"""The bundled sample but its alignment set (whose two judges test_align.py covers)."""
 CLAUDE_CODE_TRANSCRIPTS = sorted((CORPUS / "claude-code").glob("*/*.jsonl"))
 """The real Claude Code main transcripts (their subagent files sit in folders beside them)."""
 
 
 @pytest.fixture(scope="session")
 def loaded() -> tuple[Any, Any]:
-    """The bundled sample data, loaded and diagnosed once: (LoadResult, findings)."""
-    result = analysis.load([analysis.sample_data_dir()])
+    """The bundled sample data but its alignment set (tested in test_align.py), loaded and
+    diagnosed once: (LoadResult, findings)."""
+    result = analysis.load(SAMPLE_FOLDERS)
     return result, analysis.lint(result.sessions, result.judgments)
 
 

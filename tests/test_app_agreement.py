@@ -50,6 +50,7 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
         "Did the AI adjudicator follow the rule?",
         "Calibrated label vs human reference",
         "Kappa per pair of raters: task_completed",
+        "Judge specs vs people: agreement on dev, and on test for the spec chosen",
     ]
     labels = [element.proto.label for element in at.get("download_button")]
     assert labels.count("PNG") == len(titles)
@@ -82,7 +83,7 @@ def test_pair_confusion_matrix_and_disagreement_drill_down():
     shown = [t.value for t in at.text]
     assert any(line.startswith("Rule proposes: ") for line in shown)
     assert any("Decided by" in line for line in shown)
-    assert plain(at.subheader[0].value).endswith("· tool_policy")
+    assert any(plain(s.value).endswith("· tool_policy") for s in at.subheader)
     at.button(key="adjudicate_this").click().run()
     assert at.title[0].value == "Adjudicate"
 
@@ -205,3 +206,48 @@ def test_adjudicate_says_when_a_link_names_no_disagreement():
     at = study_page("app_pages/adjudicate.py", item="cvh-999", field="looped")
     assert not at.exception
     assert at.warning[0].value == "No disagreement cvh-999 · looped in these labels."
+
+
+def test_judge_specs_vs_people_shows_the_bundled_loop_with_figures_from_the_files():
+    """The Agreement page's alignment section, against figures computed here from the bundled
+    label file, judgments and the split the page kept in the sample's store."""
+    import csv
+
+    from analysis.align import sample_store
+
+    at = study_page("app_pages/agreement.py")
+    assert not at.exception
+    alignment = analysis.sample_data_dir() / "alignment"
+    votes: dict[str, list[str]] = {}
+    for row in csv.DictReader((alignment / "labels.csv").open()):
+        item = f"{row['session_id']}:{row['turn_index']}:{row['step_index']}"
+        votes.setdefault(item, []).append(row["value"])
+    people = {
+        item: max(set(v), key=v.count)
+        for item, v in votes.items()
+        if v.count("correct") != v.count("incorrect")
+    }
+    splits = {s: a.split for s, a in sample_store().splits().items()}
+    table = next(
+        frame.value for frame in at.dataframe if "agreement [95% interval]" in frame.value.columns
+    )
+    for name in ("default", "team-rules"):
+        judged = {
+            f"{line['session_id']}:{line['turn_index']}:{line['step_index']}": (
+                "correct" if line["score"] >= 0.5 else "incorrect"
+            )
+            for line in map(
+                json.loads, (alignment / "judgments" / f"{name}.judgments.jsonl").open()
+            )
+        }
+        judge_id = json.loads(
+            (alignment / "judgments" / f"{name}.judgments.jsonl").open().readline()
+        )["judge_id"]
+        dev = [item for item in people if splits[item.split(":")[0]] == "dev"]
+        agreement = sum(judged[item] == people[item] for item in dev) / len(dev)
+        row = table[(table["judge"] == judge_id) & (table["split"] == "dev")].iloc[0]
+        assert row["steps"] == len(dev)
+        assert row["agreement [95% interval]"].startswith(f"{agreement:.1%} [")
+    texts = [plain(m.value) for m in at.markdown]
+    assert any("on dev:" in t and "agrees with people more" in t for t in texts)
+    assert any("on test:" in t for t in texts)

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from conftest import launch_chromium, needs_chromium
+from conftest import SAMPLE_FOLDERS, launch_chromium, needs_chromium
 
 import analysis
 from analysis.cli import cli
@@ -445,7 +445,7 @@ def test_cli_report_writes_one_file_and_says_what_is_in_it(tmp_path, loaded):
     result, _ = loaded
     turns = sum(len(s.turns) for s in result.sessions)
     out = tmp_path / "report.html"
-    run = CliRunner().invoke(cli, ["report", str(SAMPLES), "--out", str(out)])
+    run = CliRunner().invoke(cli, ["report", *map(str, SAMPLE_FOLDERS), "--out", str(out)])
     assert run.exit_code == 0, run.output
     expected = f"{len(result.sessions)} sessions, {turns} turns, {len(result.judgments)} judgments"
     assert run.output.startswith(f"Wrote {out}: {expected}")
@@ -463,7 +463,7 @@ def test_cli_report_judgments_file_overrides_loaded_ones(tmp_path, loaded):
     override.write_text("".join(j.model_dump_json() + "\n" for j in changed))
     out = tmp_path / "report.html"
     run = CliRunner().invoke(
-        cli, ["report", str(SAMPLES), "--judgments", str(override), "--out", str(out)]
+        cli, ["report", *map(str, SAMPLE_FOLDERS), "--judgments", str(override), "--out", str(out)]
     )
     assert run.exit_code == 0, run.output
     rows = {r["session_id"]: r for r in Page(out.read_text()).records("sessions")}
@@ -475,7 +475,11 @@ def test_cli_report_judgments_file_overrides_loaded_ones(tmp_path, loaded):
     ("arguments", "code", "message"),
     [
         (["nowhere"], 2, "Nothing could be loaded"),
-        ([str(SAMPLES), "--judgments", "missing.jsonl"], 2, "missing.jsonl: cannot be read"),
+        (
+            [*map(str, SAMPLE_FOLDERS), "--judgments", "missing.jsonl"],
+            2,
+            "missing.jsonl: cannot be read",
+        ),
     ],
 )
 def test_cli_report_errors_are_one_line(tmp_path, arguments, code, message):
@@ -489,7 +493,7 @@ def test_cli_report_errors_are_one_line(tmp_path, arguments, code, message):
 
 def test_cli_report_unwritable_out_is_exit_1(tmp_path):
     out = tmp_path / "no-such-folder" / "report.html"
-    run = CliRunner().invoke(cli, ["report", str(SAMPLES), "--out", str(out)])
+    run = CliRunner().invoke(cli, ["report", *map(str, SAMPLE_FOLDERS), "--out", str(out)])
     assert run.exit_code == 1
     assert run.output.strip().splitlines() == [
         f"{out}: cannot be written (No such file or directory)."
@@ -521,7 +525,7 @@ def test_labels_add_the_study_tables_before_and_after(tmp_path):
     run = CliRunner().invoke(
         cli,
         [
-            *("report", str(SAMPLES), "--labels", str(STUDY)),
+            *("report", *map(str, SAMPLE_FOLDERS), "--labels", str(STUDY)),
             *("--db", str(tmp_path / "d.sqlite"), "--out", str(out)),
         ],
     )
@@ -562,7 +566,7 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
         cli,
         [
             "report",
-            str(SAMPLES),
+            *map(str, SAMPLE_FOLDERS),
             str(transcripts),
             "--judgments",
             str(judgments),

@@ -1,6 +1,11 @@
 """The alignment loop: people's step labels and their dev/test split, judge specs measured
 against people, compared, and improved from their disagreements (``tsq align``)."""
 
+from ._charts import (
+    scores_frame as scores_frame,
+    scores_table as scores_table,
+    spec_agreement_chart as spec_agreement_chart,
+)
 from ._labels import (
     DEFAULT_TEST_SHARE as DEFAULT_TEST_SHARE,
     LabelSet as LabelSet,
@@ -19,6 +24,8 @@ from ._loop import (
     plan as plan,
     render_items as render_items,
     run_align as run_align,
+    sample_loop as sample_loop,
+    sample_store as sample_store,
 )
 from ._metrics import (
     Comparison as Comparison,

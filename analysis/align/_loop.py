@@ -41,6 +41,7 @@ from analysis.study._agreement import FieldAgreement, agreement_report
 from analysis.study._config import default_config, with_tool_selection
 from analysis.study._judge_labels import step_label_rows
 from analysis.study._labels import LabelSet as RaterLabels
+from analysis.study._store import AdjudicationStore
 
 SplitChoice = Literal["dev", "test", "both"]
 
@@ -145,6 +146,8 @@ class Judging:
     settings: dict[str, object] = field(default_factory=dict)
     """JudgeConfig fields of the run's own (key, cache folder, timeout, concurrency)."""
     on_unit: Callable[[], None] | None = None
+    ask: bool = True
+    """False: use only the judgments known (the app without a key); the rest stay unjudged."""
     runs: list[RunStats] = field(default_factory=list)
     """What each model run cost (one per spec judged, one per proposal)."""
 
@@ -159,7 +162,7 @@ class Judging:
         """The spec's judgment of every unit: known ones reused, the rest asked."""
         have = self.have(spec, units)
         missing = [unit for item, unit in units.items() if item not in have]
-        if missing:
+        if missing and self.ask:
             config = spec.judge_config(**self.settings)
             made, stats = asyncio.run(judge_rendered(missing, config, on_turn=self.on_unit))
             self.runs.append(stats)
@@ -377,3 +380,39 @@ def _tune(
         runs.append(stats)
         made.append(asyncio.run(_propose(parent, label_set, own, tuning.propose, stats)))
     return made
+
+
+def sample_store() -> AdjudicationStore:
+    """The label store of the bundled alignment sample: the one ``tsq align --labels
+    sample_data/alignment/labels.csv`` keeps its split in, with the sample's labels imported
+    the first time, so people's labels from the Turn page join them."""
+    from analysis._samples import sample_data_dir
+    from analysis.align._labels import read_step_labels
+    from analysis.study._store import default_store_path
+
+    labels_file = sample_data_dir() / "alignment" / "labels.csv"
+    store = AdjudicationStore(default_store_path(labels_file))
+    if not store.step_labels_version():
+        store.save_step_labels(read_step_labels(labels_file)[0])
+    return store
+
+
+def sample_loop(store: AdjudicationStore) -> AlignReport:
+    """The bundled alignment sample's loop from its bundled judgments (nothing is asked),
+    measured on the labels of ``store`` (:func:`sample_store`): what the app shows without a
+    key."""
+    from analysis._samples import sample_data_dir
+    from analysis.align._labels import label_set
+    from analysis.ingest._loader import load
+    from analysis.judge._spec import read_spec
+
+    folder = sample_data_dir() / "alignment"
+    result = load([folder / "transcripts", folder / "judgments"])
+    specs = [read_spec(folder / "specs" / name) for name in SAMPLE_SPECS]
+    report, _ = run_align(
+        result.sessions, label_set(store), specs, Judging(known=list(result.judgments), ask=False)
+    )
+    return report
+
+
+SAMPLE_SPECS = ("default.judge.toml", "team-rules.judge.toml")

@@ -155,7 +155,8 @@ def labels_needed(n: int, a_only: int, b_only: int) -> int | None:
     share = b_only / discordant
     z_alpha, z_beta = norm.ppf(1 - ALPHA / 2), norm.ppf(POWER)
     pairs = ((z_alpha / 2 + z_beta * math.sqrt(share * (1 - share))) / abs(share - 0.5)) ** 2
-    return int(math.ceil(pairs / (discordant / n)))
+    needed: int = math.ceil(pairs / (discordant / n))
+    return needed
 
 
 def _tables(codes: np.ndarray, draws: np.ndarray) -> np.ndarray:

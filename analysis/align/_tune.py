@@ -47,6 +47,10 @@ class Disagreement(BaseModel):
     """A dev step where a spec's majority verdict differs from the people's label."""
 
     item_id: str
+    session_id: str
+    turn_index: int
+    step_index: int | None
+    parent_call_id: str | None = None
     judge_id: str
     split: str
     people: str
@@ -140,6 +144,10 @@ def disagreements(
         result.append(
             Disagreement(
                 item_id=judgment.item_id,
+                session_id=judgment.session_id,
+                turn_index=judgment.turn_index,
+                step_index=judgment.step_index,
+                parent_call_id=judgment.parent_call_id,
                 judge_id=judge_name(judgment),
                 split="dev",
                 people=ref.value,

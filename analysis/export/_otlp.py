@@ -308,6 +308,8 @@ def evaluation_attributes(judgment: TurnJudgment, message_id: str | None) -> dic
         "tsq.evaluation.votes.requested": judgment.n_requested,
         "tsq.evaluation.condition": judgment.condition,
     }
+    if judgment.judge_id is not None:
+        attributes["tsq.evaluation.judge_id"] = judgment.judge_id
     reasoning = _majority_reasoning(judgment.votes)
     if reasoning is not None:
         attributes["gen_ai.evaluation.explanation"] = reasoning

@@ -564,7 +564,12 @@ def lint(
 ) -> list[Finding]:
     """Every finding: per session its own (catalog-wide ones included), then per turn the
     turn's and each judged step's, most serious first within each. ``live``: the live dump
-    the judge's menus were merged with, if any."""
+    the judge's menus were merged with, if any. Where a session was judged by several judges,
+    its own judge's judgments count (:func:`analysis.judge.of_judge`): findings never mix two
+    judges."""
+    from analysis.judge._results import of_judge
+
+    judgments = of_judge(judgments)
     options = options or RenderOptions()
     by_turn: dict[tuple[str, int], list[TurnJudgment]] = {}
     by_session: dict[str, list[TurnJudgment]] = {}

@@ -559,6 +559,7 @@ class _Turn:
             n_valid=valid,
             n_discarded=requested - valid,
             model=_text(attributes.get("tsq.evaluation.model"), "external"),
+            judge_id=_text(attributes.get("tsq.evaluation.judge_id"), "") or None,
             rubric_version=_text(attributes.get("tsq.evaluation.rubric_version"), "external"),
             condition="full",
             catalog_size=len(catalog or []),

@@ -18,6 +18,7 @@ from ._results import (
     load_judgments as load_judgments,
     merge_judgments as merge_judgments,
     of_judge as of_judge,
+    several_judges as several_judges,
 )
 from ._rubric import (
     RUBRIC_VERSION as RUBRIC_VERSION,
@@ -29,5 +30,6 @@ from ._spec import (
     default_spec as default_spec,
     default_spec_path as default_spec_path,
     read_spec as read_spec,
+    spec_from_text as spec_from_text,
     spec_toml as spec_toml,
 )

@@ -142,12 +142,29 @@ def judge_names(judgments: Sequence[TurnJudgment]) -> list[str]:
     return sorted(counts, key=lambda name: -counts[name])
 
 
-def of_judge(judgments: Sequence[TurnJudgment], name: str | None) -> list[TurnJudgment]:
-    """One judge's judgments (``name`` None: the judge with most), so that scores, tables and
-    charts never mix two judges on one step."""
+def of_judge(judgments: Sequence[TurnJudgment], name: str | None = None) -> list[TurnJudgment]:
+    """One judge's judgments per session, so that scores, tables and charts never mix two
+    judges on one step: ``name``'s everywhere, or (None, or a judge not among them) each
+    session's own judge, the one with most judgments in it (among equals, the judge with most
+    judgments overall, then the first seen)."""
     names = judge_names(judgments)
-    chosen = name if name in names else (names[0] if names else None)
-    return [j for j in judgments if judge_name(j) == chosen]
+    if name in names:
+        return [j for j in judgments if judge_name(j) == name]
+    per_session: dict[str, Counter[str]] = {}
+    for j in judgments:
+        per_session.setdefault(j.session_id, Counter())[judge_name(j)] += 1
+    rank = {judge: position for position, judge in enumerate(names)}
+    chosen = {
+        session: min(counts, key=lambda judge: (-counts[judge], rank[judge]))
+        for session, counts in per_session.items()
+    }
+    return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
+
+
+def several_judges(judgments: Sequence[TurnJudgment]) -> bool:
+    """Whether some session was judged by more than one judge (so a choice is shown)."""
+    seen: dict[str, str] = {}
+    return any(seen.setdefault(j.session_id, judge_name(j)) != judge_name(j) for j in judgments)
 
 
 def _own_judgments(source: Path) -> list[TurnJudgment]:

@@ -144,25 +144,35 @@ def read_spec(path: str | Path) -> JudgeSpec:
     """A spec from its TOML file; anything wrong is a JudgeSpecError naming the file."""
     source = Path(path)
     try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
+        text = source.read_text(encoding="utf-8")
     except OSError as error:
         raise JudgeSpecError(f"{source}: cannot be read ({error.strerror})") from None
     except UnicodeDecodeError:
         raise JudgeSpecError(f"{source}: not UTF-8 text") from None
+    return spec_from_text(text, str(source), source.parent)
+
+
+def spec_from_text(text: str, name: str, folder: Path | None = None) -> JudgeSpec:
+    """A spec from TOML text (an upload), errors naming it ``name``; a ``rubric_file`` is
+    read from ``folder`` (None: an upload, which must hold its rubric inline)."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise JudgeSpecError(f"{source}: not valid TOML ({error})") from None
+        raise JudgeSpecError(f"{name}: not valid TOML ({error})") from None
     try:
         written = _SpecFile.model_validate(data)
     except ValidationError as error:
-        raise JudgeSpecError(f"{source}: not a judge spec ({first_error(error)})") from None
+        raise JudgeSpecError(f"{name}: not a judge spec ({first_error(error)})") from None
     fields = written.model_dump(exclude={"rubric_file"})
     if written.rubric_file:
-        rubric_path = source.parent / written.rubric_file
         try:
-            fields["rubric"] = rubric_path.read_text(encoding="utf-8")
+            if folder is None:
+                raise OSError
+            fields["rubric"] = (folder / written.rubric_file).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             raise JudgeSpecError(
-                f"{source}: its rubric_file {written.rubric_file} cannot be read"
+                f"{name}: its rubric_file {written.rubric_file} cannot be read"
+                + (" (an uploaded spec must hold its rubric inline)" if folder is None else "")
             ) from None
     return JudgeSpec.model_validate(fields)
 

@@ -27,6 +27,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from analysis.findings._lint import Finding, findings_for_condition, lint
+from analysis.judge._results import of_judge
 from analysis.models import Condition, LoadResult, Session, TurnJudgment
 from analysis.study._charts import (
     adjudication_load_chart,
@@ -661,9 +662,10 @@ def build_report(
 
     ``judgments`` default to those loaded with the transcripts, ``findings`` to
     ``lint(result.sessions, judgments)``; ``extra_sections`` are appended at the end, and
-    their ``facts`` join *What we found*.
+    their ``facts`` join *What we found*. A session judged by several judges is reported with
+    its own judge's judgments (:func:`analysis.judge.of_judge`; pass one judge's to choose).
     """
-    judged = list(result.judgments if judgments is None else judgments)
+    judged = of_judge(list(result.judgments if judgments is None else judgments))
     found = lint(result.sessions, judged) if findings is None else list(findings)
     facts = [fact for section in extra_sections for fact in section.facts]
     sections = [*report_sections(result, judged, found, condition, facts), *extra_sections]

@@ -24,6 +24,8 @@ from ._review import (
     ambiguous_turns as ambiguous_turns,
     explain_turns as explain_turns,
     findings_summary as findings_summary,
+    labelling_queue as labelling_queue,
+    next_to_label as next_to_label,
     review_queue as review_queue,
     turns_overview as turns_overview,
     votes_frame as votes_frame,

@@ -11,6 +11,7 @@ not send a turn up the review queue.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -436,6 +437,16 @@ def labelling_queue(
         pl.col("step_index"),
     ).drop("rank")
     return queue if limit is None else queue.head(limit)
+
+
+def next_to_label(
+    judgments: Sequence[TurnJudgment], labelled: Iterable[str], current: str
+) -> dict[str, Any] | None:
+    """The first step of the labelling queue other than ``current``: what "next unlabelled
+    step" opens, so a person can label a dev set in one sitting; None when none is left."""
+    queue = labelling_queue(judgments, [*labelled, current], limit=None)
+    steps = queue.filter(pl.col("step_index").is_not_null())
+    return steps.row(0, named=True) if steps.height else None
 
 
 def _step_name(step_index: int, parent_call_id: str | None) -> str:
