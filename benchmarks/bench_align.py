@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from fake_anthropic import API_KEY, FakeAnthropic  # noqa: E402
 
 from analysis.align import Judging, label_set, labelled_steps, render_items, run_align  # noqa: E402
-from analysis.judge import default_spec  # noqa: E402
+from analysis.judge import JudgeSpec, default_spec  # noqa: E402
 from analysis.models import AssistantMessage, Session, ToolCall, Turn, step_item_id  # noqa: E402
 from analysis.study import AdjudicationStore, StepLabel  # noqa: E402
 
@@ -46,15 +46,14 @@ def sessions_and_labels(steps: int) -> tuple[list[Session], list[StepLabel]]:
                 AssistantMessage(id=f"m{number}-{t}-0", text="", tool_calls=[read]),
                 AssistantMessage(id=f"m{number}-{t}-1", text="", tool_calls=[second]),
             ]
-            turns.append(Turn(index=t, ask=f"find where x is used in module {t}", messages=messages))
+            ask = f"find where x is used in module {t}"
+            turns.append(Turn(index=t, ask=ask, messages=messages))
             for step, wrong in ((0, False), (1, grep_in_bash)):
                 item = step_item_id(f"s{number:05d}", t, step)
                 value = "incorrect" if wrong else "correct"
                 labels.append(StepLabel(item_id=item, labeller="alice", value=value))
         sessions.append(
-            Session(
-                session_id=f"s{number:05d}", source="bench", format="claude-code", turns=turns
-            )
+            Session(session_id=f"s{number:05d}", source="bench", format="claude-code", turns=turns)
         )
     return sessions, labels
 
@@ -84,21 +83,34 @@ def main() -> None:
         settings = {"api_key": API_KEY, "cache_dir": work / "cache", "concurrency": 16}
         print(f"{'steps':>6} {'baseline s':>11} {'per spec s':>11} {'ratio':>7}")
         for size in (args.steps // 4, args.steps // 2, args.steps):
-            sessions, labels = sessions_and_labels(size)
-            store = AdjudicationStore(work / f"labels-{size}.sqlite")
-            store.save_step_labels(labels)
-            labelled = label_set(store)
+            measure(size, specs, settings, work, args.repeat, fake)
 
-            def loop() -> None:
-                run_align(sessions, labelled, specs, Judging(settings=settings))
 
-            loop()  # fills the vote cache
-            asked = len(fake.script.messages)
-            per_spec = best(args.repeat, loop) / len(specs)
-            assert len(fake.script.messages) == asked, "the timed runs asked the judge again"
-            steps = labelled_steps(sessions, labelled)
-            baseline = best(args.repeat, lambda: render_items(steps, list(steps), base))
-            print(f"{len(labels):>6} {baseline:>11.3f} {per_spec:>11.3f} {per_spec / baseline:>7.1f}")
+def measure(
+    size: int,
+    specs: list[JudgeSpec],
+    settings: dict[str, object],
+    work: Path,
+    repeat: int,
+    fake: FakeAnthropic,
+) -> None:
+    """One row: the loop per spec from the vote cache, and the rendering baseline."""
+    sessions, labels = sessions_and_labels(size)
+    store = AdjudicationStore(work / f"labels-{size}.sqlite")
+    store.save_step_labels(labels)
+    labelled = label_set(store)
+
+    def loop() -> None:
+        run_align(sessions, labelled, specs, Judging(settings=settings))
+
+    loop()  # fills the vote cache
+    asked = len(fake.script.messages)
+    per_spec = best(repeat, loop) / len(specs)
+    assert len(fake.script.messages) == asked, "the timed runs asked the judge again"
+    steps = labelled_steps(sessions, labelled)
+    baseline = best(repeat, lambda: render_items(steps, list(steps), specs[0]))
+    ratio = per_spec / baseline
+    print(f"{len(labels):>6} {baseline:>11.3f} {per_spec:>11.3f} {ratio:>7.1f}")
 
 
 if __name__ == "__main__":
