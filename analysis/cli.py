@@ -426,6 +426,7 @@ def judge(
 
     from analysis.judge._chainpoll import JudgeError, judge_rendered  # the SDK: slow to import
     from analysis.judge._cost import dollars, estimate_run
+    from analysis.judge._results import merge_judgments
     from analysis.render._judge_input import CONDITIONS, judge_inputs
     from analysis.render._steps import parse_step_selection
 
@@ -470,7 +471,8 @@ def judge(
     config = spec.judge_config(
         concurrency=concurrency, cache_dir=Path(cache_dir) if cache_dir else None, timeout=timeout
     )
-    earlier = [*result.judgments, *_earlier_judgments(out)]
+    in_out = _earlier_judgments(out)
+    earlier = [*result.judgments, *in_out]
     with tqdm(total=len(rendered), unit=unit, disable=None, file=sys.stderr) as bar:
         try:
             judgments, stats = asyncio.run(
@@ -480,15 +482,20 @@ def judge(
             click.echo(str(error), err=True)
             sys.exit(EXIT_NOTHING_LOADED)
     assert out is not None
+    written = merge_judgments(in_out, judgments)  # other judges' lines are never lost
     try:
-        Path(out).write_text("".join(j.model_dump_json() + "\n" for j in judgments))
+        Path(out).write_text("".join(j.model_dump_json() + "\n" for j in written))
     except OSError as error:
         click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
     click.echo(f"judge: {spec.judge_id} ({spec.model}, {spec.votes} votes)")
     _judge_summary(judgments, stats)
     _print_changed(earlier, judgments)
-    click.echo(f"Wrote {len(judgments)} judgments to {out}")
+    kept = len(written) - len(judgments)
+    click.echo(
+        f"Wrote {len(judgments)} judgments to {out}"
+        + (f" (and kept {kept} of earlier runs there)" if kept else "")
+    )
 
 
 def _spec_or_exit(path: str | None, **overrides: object) -> JudgeSpec:
@@ -511,16 +518,21 @@ def _spec_or_exit(path: str | None, **overrides: object) -> JudgeSpec:
 
 
 def _earlier_judgments(out: str | None) -> list[TurnJudgment]:
-    """What --out held before this run, to say which verdicts changed (unreadable: none);
-    judgments among PATHS count too."""
+    """What --out holds before this run (kept, and compared with this run's verdicts). A file
+    that is not judgments is refused before anything is asked, rather than overwritten."""
     if out is None or not Path(out).is_file():
         return []
     from analysis.judge._results import load_judgments
 
     try:
         return load_judgments(out)
-    except (OSError, ValueError):
-        return []
+    except (OSError, ValueError) as error:
+        reason = f"{out}: {error.strerror}" if isinstance(error, OSError) else str(error)
+        click.echo(
+            f"{reason}: --out would overwrite it, so nothing was judged; give another --out.",
+            err=True,
+        )
+        sys.exit(EXIT_NOTHING_LOADED)
 
 
 def _print_changed(earlier: list[TurnJudgment], judgments: list[TurnJudgment]) -> None:

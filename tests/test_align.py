@@ -482,6 +482,8 @@ def test_adopting_a_spec_is_recorded_and_rejudging_lists_changed_verdicts(tmp_pa
     assert first.returncode == 0, first.stderr
     second = _tsq("judge", transcripts, "--judge", str(specs[1]), *common, data_dir=tmp_path)
     assert second.returncode == 0, second.stderr
+    kept = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {line["judge_id"] for line in kept} == {read_spec(p).judge_id for p in specs}
     greps = sum(
         r["reason"].startswith("Use the Grep")
         for r in csv.DictReader((ALIGNMENT / "labels.csv").open())
@@ -576,3 +578,24 @@ def test_a_judgments_judge_id_travels_through_an_otlp_export(tmp_path):
     path.write_text(json.dumps(analysis.export.export_otlp_json([session], judgments=given)))
     back = analysis.load([path]).judgments
     assert sorted(j.judge_id for j in back) == sorted(j.judge_id for j in given)
+
+
+def test_an_out_file_that_is_not_judgments_is_refused_before_any_request(tmp_path, fake, specs):
+    out = tmp_path / "notes.jsonl"
+    out.write_text('{"my": "notes"}\n')
+    done = _tsq(
+        "judge",
+        str(ALIGNMENT / "transcripts"),
+        "--judge",
+        str(specs[0]),
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        data_dir=tmp_path,
+    )
+    assert done.returncode == 2
+    assert f"{out}:1: not a judgment" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert out.read_text() == '{"my": "notes"}\n'
+    assert fake.script.messages == []
