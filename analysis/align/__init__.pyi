@@ -16,6 +16,7 @@ from ._labels import (
     references as references,
 )
 from ._loop import (
+    SAMPLE_SPECS as SAMPLE_SPECS,
     AlignReport as AlignReport,
     Judging as Judging,
     Tuning as Tuning,
