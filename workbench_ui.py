@@ -622,7 +622,9 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
 def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Finding]]:
     """The judgments of the data source the other pages show (kept for this browser session),
     with their findings, without drawing its controls: the bundled sample or a local folder,
-    plus judgments made on the Judge page. Uploaded files are per page: only the latter."""
+    plus judgments made on the Judge page. Uploaded files are per page: only the latter. Every
+    judge's judgments are kept (the Agreement page compares each judge with people as a rater
+    of its own)."""
     choice = _remembered("data_source", SOURCES[0])
     folders = bundled_folders(choice)
     if choice == "Local folder":
@@ -635,9 +637,7 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Fi
         folders = []
     loaded, findings = load_folder(*folders) if folders else (analysis.LoadResult(), [])
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-    judgments = analysis.of_judge(
-        analysis.merge_judgments(loaded.judgments, fresh), st.session_state.get("kept_judge")
-    )
+    judgments = analysis.merge_judgments(loaded.judgments, fresh)
     if fresh:
         judged = {j.session_id for j in fresh}
         sessions = [s for s in loaded.sessions if s.session_id in judged]

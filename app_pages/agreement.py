@@ -23,6 +23,7 @@ from workbench_ui import (
     open_step,
     show_table,
     study_source,
+    study_store_path,
     workspace_judgments,
 )
 
@@ -121,7 +122,8 @@ def _bounds(bounds: tuple[float, float] | None, percent: bool) -> str | None:
 
 
 judgments, workspace_findings = workspace_judgments()
-people = stored_step_labels(view.store)
+step_store = analysis.AdjudicationStore(study_store_path())  # where the Turn page saves labels
+people = stored_step_labels(step_store)
 if not judgment_labels(judgments).is_empty() or not people.is_empty():
     st.header("TSQ judge vs people")
     st.caption(
@@ -131,7 +133,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
     warned = dict.fromkeys(f.message for f in workspace_findings if f.code == "SELF_PREFERENCE")
     for message in warned:
         st.warning(f"SELF_PREFERENCE: {inert(message)}", icon=":material/balance:")
-    labels = tool_selection_labels(judgments, view.store)
+    labels = tool_selection_labels(judgments, step_store)
     kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
     field = analysis.agreement_report(labels).fields.get("tool_selection")
     judge_pairs = [
@@ -173,7 +175,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
             "must beat it to mean anything.",
         )
         st.text("\n".join(pair_details(pair)))
-    queue = labelling_queue(judgments, people["item_id"].to_list())
+    queue = labelling_queue(analysis.of_judge(judgments), people["item_id"].to_list())
     if not queue.is_empty():
         st.caption("Steps to label next: split votes first, then those judged incorrect")
         picked_step = st.dataframe(
