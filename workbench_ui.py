@@ -258,6 +258,17 @@ def open_page(page: str, **params: str | int) -> None:
     st.switch_page(PAGES[page], query_params={key: str(value) for key, value in params.items()})
 
 
+def stay_at_step(session_id: str, turn_index: int, step_index: int, call: str | None) -> None:
+    """From the Turn page, another step: its place in the URL, and the page drawn again
+    (switching to the page one is on would keep the old place)."""
+    _forget(*PLACE)
+    place = {"session": session_id, "turn": str(turn_index), "step": str(step_index)}
+    st.query_params.update(place | ({"call": call} if call else {}))
+    for picker in ("session_pick", "turn_pick"):  # their kept values would win over the URL
+        st.session_state.pop(picker, None)
+    st.rerun()
+
+
 def open_step(session_id: str, turn_index: int, step_index: int, call: str | None) -> None:
     """The Turn page at one step; ``call`` names the call that spawned a subagent's step."""
     subagent = {"call": call} if call else {}

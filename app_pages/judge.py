@@ -36,14 +36,17 @@ try:
 except (analysis.JudgeSpecError, UnicodeDecodeError) as error:
     st.error(inert(f"{error}." if isinstance(error, analysis.JudgeSpecError) else "Not UTF-8."))
     st.stop()
+if st.session_state.get("judge_spec_shown") != spec.judge_id:  # a new spec: its own settings
+    st.session_state["judge_spec_shown"] = spec.judge_id
+    st.session_state["judge_model"] = spec.model
+    st.session_state["judge_votes"] = spec.votes
 model = st.text_input(
     "Judge model",
-    value=spec.model,
-    key=f"judge_model_{spec.judge_id}",
+    key="judge_model",
     help="provider:model (openai:gpt-4o, gemini:gemini-2.5-pro); a bare id or display name "
     "is Anthropic's.",
 )
-votes = st.slider("Votes per step", 1, 10, spec.votes, key=f"judge_votes_{spec.judge_id}")
+votes = st.slider("Votes per step", 1, 10, key="judge_votes")
 left, right = st.columns(2)
 picked = left.segmented_control(
     "Unit",
@@ -79,7 +82,6 @@ try:
 except ValueError:
     st.error("Give the judge model.")
     st.stop()
-st.caption(f"Judge: {inert(spec.judge_id)}")
 conditions = analysis.CONDITIONS if ablation else (spec.condition,)
 try:
     units = analysis.judge_inputs(
@@ -97,6 +99,7 @@ estimate = analysis.estimate_run(units, votes, model, spec.system_text())
 
 
 st.caption(estimate.in_words(unit, votes))
+st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
 
 try:
     provider = parse_model_name(model)[0]

@@ -17,7 +17,7 @@ from workbench_ui import (
     inert,
     judge_input_panel,
     open_page,
-    open_step,
+    stay_at_step,
     step_label_panel,
     study_store_path,
     transcript_text,
@@ -131,7 +131,7 @@ if st.button(
     "incorrect.",
 ):
     assert upcoming is not None
-    open_step(
+    stay_at_step(
         upcoming["session_id"],
         upcoming["turn_index"],
         upcoming["step_index"],

@@ -265,8 +265,13 @@ def test_a_step_labelled_on_the_turn_page_shows_on_the_agreement_page():
 
 
 @pytest.mark.usefixtures("fresh_app")
-def test_the_turn_page_asks_for_a_name_before_saving():
+def test_the_turn_page_asks_for_a_choice_then_a_name_before_saving():
     at = open_page("app_pages/turn.py", session=RICH, turn="3", step="0")
+    assert at.radio(key="label_value").value is None  # a deliberate choice, not a default
+    next(b for b in at.button if b.label == "Save label").click().run()
+    assert "Choose correct or incorrect" in at.warning[-1].value
+    assert not at.success
+    at.radio(key="label_value").set_value("correct")
     next(b for b in at.button if b.label == "Save label").click().run()
     assert not at.exception
     assert at.warning

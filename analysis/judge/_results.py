@@ -145,17 +145,18 @@ def judge_names(judgments: Sequence[TurnJudgment]) -> list[str]:
 def of_judge(judgments: Sequence[TurnJudgment], name: str | None = None) -> list[TurnJudgment]:
     """One judge's judgments per session, so that scores, tables and charts never mix two
     judges on one step: ``name``'s everywhere, or (None, or a judge not among them) each
-    session's own judge, the one with most judgments in it (among equals, the judge with most
-    judgments overall, then the first seen)."""
-    names = judge_names(judgments)
-    if name in names:
+    session's own judge, the one with most judgments in it; among equals the one seen last,
+    as the later of the files or runs given together is the newer word (a session judged again
+    on the Judge page shows the new judgments)."""
+    if name in judge_names(judgments):
         return [j for j in judgments if judge_name(j) == name]
     per_session: dict[str, Counter[str]] = {}
-    for j in judgments:
+    last_seen: dict[str, int] = {}
+    for position, j in enumerate(judgments):
         per_session.setdefault(j.session_id, Counter())[judge_name(j)] += 1
-    rank = {judge: position for position, judge in enumerate(names)}
+        last_seen[judge_name(j)] = position
     chosen = {
-        session: min(counts, key=lambda judge: (-counts[judge], rank[judge]))
+        session: max(counts, key=lambda judge: (counts[judge], last_seen[judge]))
         for session, counts in per_session.items()
     }
     return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
