@@ -150,6 +150,20 @@ def use_folder(at: AppTest, folder: Path | str) -> AppTest:
     return at
 
 
+def data_root_workspace(base: Path) -> tuple[Path, Path]:
+    """Under ``base``: a data root whose ``projects`` holds the bad-choices sample, a folder
+    ``outside`` it holding the embedded-subagent sample, and inside the root ``link``, a
+    symlink to ``outside``. Returns (root, outside)."""
+    root, outside = base / "root", base / "outside"
+    (root / "projects").mkdir(parents=True)
+    outside.mkdir()
+    transcripts = analysis.sample_data_dir() / "transcripts"
+    shutil.copy(transcripts / "bad-choices.synthetic.jsonl", root / "projects")
+    shutil.copy(transcripts / "embedded-subagent.synthetic.jsonl", outside)
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    return root, outside
+
+
 @pytest.fixture(scope="session")
 def sample_workspace() -> Any:
     """The bundled sample as the workbench loads it (``SAMPLE_WORKSPACE``): a LoadResult."""

@@ -1,0 +1,113 @@
+"""The data root every path from outside is confined to (links and ``..`` resolved), for
+folders, studies, council configs and subagent files."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import data_root_workspace
+
+import analysis
+from analysis.council import CouncilError, read_council_config
+from analysis.ingest import OutsideRoot, confine, inside_root
+from analysis.study import LabelError
+
+SAMPLES = analysis.sample_data_dir()
+BAD = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
+RICH = "5eed0000-0000-4000-8000-000000000002"
+OUTSIDE = "leads outside the data root; not read"
+
+
+@pytest.fixture
+def rooted(tmp_path: Path) -> tuple[Path, Path]:
+    """A data root holding one transcript, and a folder outside it holding another
+    (``secret.jsonl``); inside the root, ``link`` points to the outside folder."""
+    root, outside = data_root_workspace(tmp_path)
+    (outside / "embedded-subagent.synthetic.jsonl").rename(outside / "secret.jsonl")
+    return root, outside
+
+
+def test_confine_refuses_a_path_outside_direct_dotted_or_linked(rooted):
+    root, outside = rooted
+    assert confine(root / "projects", root) == (root / "projects", root)
+    assert confine("projects", root) == (root / "projects", root)  # relative: from the root
+    assert confine(outside, None) == (outside, None)  # no root: anything
+    for typed in (str(outside), f"{root}/projects/../../outside", str(root / "link"), "../outside"):
+        with pytest.raises(OutsideRoot) as refused:
+            confine(typed, root)
+        assert str(refused.value) == (
+            f"{typed} is outside the data root this workbench may read, so it is refused."
+        )
+    assert confine(BAD, root, also=(SAMPLES,)) == (BAD, SAMPLES)  # the bundled samples
+
+
+def test_inside_root_resolves_home_and_names_alike(rooted, monkeypatch):
+    root, _ = rooted
+    monkeypatch.setenv("HOME", str(root))
+    assert inside_root("~/projects", root)
+    assert not inside_root(str(root) + "-sibling", root)
+
+
+def test_the_loader_reads_nothing_outside_its_root(rooted):
+    root, outside = rooted
+    (root / "projects" / "linked.jsonl").symlink_to(outside / "secret.jsonl")
+    loaded = analysis.load([root], root=root)
+    assert [s.source for s in loaded.sessions] == [str(root / "projects" / BAD.name)]
+    issues = {(issue.file, issue.reason) for issue in loaded.issues}
+    assert issues == {(str(root / "projects" / "linked.jsonl"), OUTSIDE)}
+    # a given path outside: an issue, nothing read
+    elsewhere = analysis.load([outside, root / "link" / "secret.jsonl"], root=root)
+    assert elsewhere.sessions == []
+    assert {issue.reason for issue in elsewhere.issues} == {OUTSIDE}
+    assert elsewhere.files_read == 0
+    # without a root, the links are followed as before
+    assert len(analysis.load([root]).sessions) == 2
+
+
+def test_a_subagent_file_that_links_outside_is_not_read(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    shutil.copytree(SAMPLES / "transcripts" / RICH, outside / RICH)
+    root.mkdir()
+    shutil.copy(SAMPLES / "transcripts" / f"{RICH}.jsonl", root)
+    (root / RICH).symlink_to(outside / RICH, target_is_directory=True)
+    whole = analysis.load([root])
+    confined = analysis.load([root], root=root)
+    assert whole.files_read == 2
+    assert confined.files_read == 1
+    (issue,) = [i for i in confined.all_issues() if i.reason == OUTSIDE]
+    assert issue.file.endswith("subagents/agent-a5eed02.jsonl")
+
+
+def test_a_study_outside_the_root_or_linking_out_is_refused(rooted):
+    root, outside = rooted
+    study = root / "study"
+    shutil.copytree(SAMPLES / "council_vs_human", study)
+    with pytest.raises(LabelError, match="is outside the data root this workbench may read"):
+        analysis.load_study(SAMPLES / "council_vs_human", data_root=root)
+    shutil.copy(study / "items.csv", outside / "more.csv")
+    (study / "more.csv").symlink_to(outside / "more.csv")
+    loaded = analysis.load_study(study, data_root=root)
+    assert (str(study / "more.csv"), OUTSIDE) in {(i.file, i.reason) for i in loaded.issues}
+    assert len(loaded.sessions) == len(analysis.load_study(study).sessions)
+
+
+def test_a_council_config_and_its_labels_stay_inside_the_root(rooted):
+    root, outside = rooted
+    inside = root / "council.toml"
+    text = (SAMPLES / "council.example.toml").read_text()
+    inside.write_text(text)
+    assert read_council_config(inside, root).chairman.model
+    with pytest.raises(CouncilError, match="is outside the data root"):
+        read_council_config(SAMPLES / "council.example.toml", root)
+    shutil.copy(SAMPLES / "council_vs_human" / "labels.toml", outside / "labels.toml")
+    members = '[[stage1]]\nmodel = "gpt-4o"\n[chairman]\nmodel = "claude-opus-4-1"\n'
+    inside.write_text(f'labels = "../outside/labels.toml"\n{members}')
+    assert read_council_config(inside).fields  # without a root, read as before
+    with pytest.raises(CouncilError) as refused:
+        read_council_config(inside, root)
+    assert str(refused.value) == (
+        f"{inside}: its labels config {root}/../outside/labels.toml is outside the data root "
+        "this workbench may read, so it is refused."
+    )
