@@ -1,9 +1,10 @@
 """The data root every path from outside is confined to (links and ``..`` resolved), for
-folders, studies, council configs and subagent files."""
+folders, studies, council configs, subagent files and uploads."""
 
 from __future__ import annotations
 
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,14 @@ from conftest import data_root_workspace
 
 import analysis
 from analysis.council import CouncilError, read_council_config
-from analysis.ingest import OutsideRoot, confine, inside_root
+from analysis.ingest import (
+    OutsideRoot,
+    PrivateFolder,
+    confine,
+    inside_root,
+    save_uploads,
+    upload_name,
+)
 from analysis.study import LabelError
 
 SAMPLES = analysis.sample_data_dir()
@@ -111,3 +119,50 @@ def test_a_council_config_and_its_labels_stay_inside_the_root(rooted):
         f"{inside}: its labels config {root}/../outside/labels.toml is outside the data root "
         "this workbench may read, so it is refused."
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "safe"),
+    [
+        ("session.jsonl", "session.jsonl"),
+        ("../../etc/passwd.jsonl", "passwd.jsonl"),
+        ("..\\..\\evil.jsonl", "evil.jsonl"),
+        ("..", "upload"),
+        ("", "upload"),
+        (".hidden.jsonl", "hidden.jsonl"),  # the loader skips dot files
+        ("a/b/.", "upload"),
+        ("x<y>|z.json", "x_y_z.json"),
+        ("é" * 300 + ".jsonl", "_" + ".jsonl"),
+        ("n" * 300 + ".jsonl", "n" * 114 + ".jsonl"),
+    ],
+)
+def test_an_upload_name_cannot_leave_its_folder(name, safe):
+    assert upload_name(name) == safe
+
+
+def test_uploads_are_saved_privately_and_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    folder = PrivateFolder(prefix="tsq-uploads-")
+    assert folder.path.parent == tmp_path
+    assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
+    data = BAD.read_bytes()
+    files = [("../../x.jsonl", data), ("x.jsonl", data), ("..", b"{}")]
+    saved = save_uploads(folder.path, files)
+    assert saved.parent == folder.path
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o700
+    assert sorted(p.name for p in saved.iterdir()) == ["upload", "x-2.jsonl", "x.jsonl"]
+    assert save_uploads(folder.path, files) == saved  # the same uploads: the same folder
+    assert len(analysis.load([saved]).sessions) == 2
+    assert list(tmp_path.iterdir()) == [folder.path]  # nothing written beside it
+    folder.remove()
+    assert not folder.path.exists()
+    folder.remove()  # once is enough
+
+
+def test_a_private_folder_goes_when_nothing_holds_it(tmp_path, monkeypatch):
+    import gc
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    path = PrivateFolder().path
+    gc.collect()
+    assert not path.exists()

@@ -14,3 +14,8 @@ from ._roots import (
     confine as confine,
     inside_root as inside_root,
 )
+from ._uploads import (
+    PrivateFolder as PrivateFolder,
+    save_uploads as save_uploads,
+    upload_name as upload_name,
+)
