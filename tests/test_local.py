@@ -1,5 +1,6 @@
-"""The data root every path from outside is confined to (links and ``..`` resolved), for
-folders, studies, council configs, subagent files and uploads."""
+"""Local by default, in ``analysis``: which addresses are loopback, what serving beyond them
+needs, and the data root every path from outside is confined to (links and ``..`` resolved),
+for folders, studies, council configs, subagent files and uploads."""
 
 from __future__ import annotations
 
@@ -26,6 +27,50 @@ SAMPLES = analysis.sample_data_dir()
 BAD = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
 RICH = "5eed0000-0000-4000-8000-000000000002"
 OUTSIDE = "leads outside the data root; not read"
+
+
+@pytest.mark.parametrize(
+    ("address", "loopback"),
+    [
+        ("localhost", True),
+        ("LOCALHOST", True),
+        ("127.0.0.1", True),
+        ("127.3.4.5", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("unix:///run/tsq.sock", True),
+        (None, False),  # unset: Streamlit listens on every interface
+        ("", False),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.0.2.2", False),
+        ("fd00::2", False),
+        ("workbench.example", False),
+        ("localhost.example", False),
+    ],
+)
+def test_only_loopback_addresses_are_local(address, loopback):
+    assert analysis.is_loopback(address) is loopback
+
+
+def test_serving_beyond_loopback_needs_a_data_root_said_in_one_sentence(tmp_path):
+    assert analysis.serving_refusal("localhost", None) is None
+    assert analysis.serving_refusal("0.0.0.0", str(tmp_path)) is None
+    refusal = analysis.serving_refusal("0.0.0.0", None)
+    assert refusal == (
+        "This workbench listens at 0.0.0.0, beyond this machine, and has no data root, so its "
+        "pages are off: set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the "
+        "folder it may read, or serve it on localhost."
+    )
+    unset = analysis.serving_refusal(None, None)
+    assert unset is not None
+    assert unset.startswith("This workbench listens on every network interface, beyond")
+    missing = analysis.serving_refusal("0.0.0.0", str(tmp_path / "nowhere"))
+    assert missing is not None
+    assert f"its data root {tmp_path / 'nowhere'} is not a folder" in missing
+    for sentence in (refusal, unset, missing):
+        assert sentence.count(". ") == 0
+        assert "\n" not in sentence
 
 
 @pytest.fixture
