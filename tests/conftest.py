@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,14 +116,30 @@ def clear_streamlit_caches() -> None:
     st.cache_resource.clear()
 
 
+@contextmanager
+def server_address(address: str | None) -> Iterator[None]:
+    """Streamlit's ``server.address`` as a server bound there would have it, for AppTest."""
+    from streamlit import config
+
+    saved = config.get_option("server.address")
+    config.set_option("server.address", address)
+    try:
+        yield
+    finally:
+        config.set_option("server.address", saved)
+
+
 @pytest.fixture
-def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The workbench as a new server starts it: no cached data, no API key, no data root, and
-    the decision store (``TSQ_DATA_DIR``) in this test's own folder."""
+def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """The workbench as a new server starts it, as ``make run`` does (on localhost): no cached
+    data, no API key, no data root, and the decision store (``TSQ_DATA_DIR``) in this test's
+    own folder."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("TSQ_DATA_ROOT", raising=False)
     monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
     clear_streamlit_caches()
+    with server_address("localhost"):
+        yield
 
 
 def open_app(state: dict[str, Any] | None = None) -> AppTest:
