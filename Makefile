@@ -12,8 +12,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Local by default: reachable from this machine only. `make run ADDRESS=0.0.0.0` serves it
+# to others, which needs a data root (TSQ_DATA_ROOT); see the README.
+ADDRESS ?= localhost
+
 run: $(STAMP)
-	$(BIN)/streamlit run app.py
+	$(BIN)/streamlit run app.py --server.address $(ADDRESS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from workbench_ui import refuse_unsafe_serving
+
 st.set_page_config(page_title="TSQ Workbench", layout="wide")
 
 navigation = st.navigation(
@@ -15,4 +17,5 @@ navigation = st.navigation(
         st.Page("app_pages/adjudicate.py", title="Adjudicate"),
     ]
 )
+refuse_unsafe_serving()  # beyond loopback, no page runs without a data root
 navigation.run()

@@ -17,6 +17,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
+from analysis import sample_data_dir
 from analysis.council import (
     CouncilError,
     api_keys,
@@ -29,7 +30,7 @@ from analysis.council import (
     run_council,
 )
 from analysis.llm import KEY_ENVS, LLMError
-from workbench_ui import StudyView, decision_store, inert, transcript_text
+from workbench_ui import StudyView, data_root, decision_store, inert, transcript_text
 
 LABELS_KEY = "council_labels"
 
@@ -58,12 +59,13 @@ def _merged(new: pl.DataFrame) -> pl.DataFrame:
 def council_section(chosen: list[analysis.Session]) -> None:
     """Run the council on the chosen sessions: the config, the estimate, what it reads, Run."""
     with st.expander("Council: label the chosen sessions with an LLM council", expanded=True):
-        path = st.text_input(
+        typed = st.text_input(
             "Council config (TOML)", value=str(example_config_path()), key="council_config"
         )
         try:
-            config = read_council_config(path)
-        except CouncilError as error:
+            path, root = analysis.ingest.confine(typed, data_root(), (sample_data_dir(),))
+            config = read_council_config(path, root)
+        except (CouncilError, analysis.ingest.OutsideRoot) as error:
             st.error(inert(str(error)))
             return
         judges = ", ".join(member.model for member in config.stage1)

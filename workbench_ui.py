@@ -6,10 +6,8 @@ is always shown with ``st.text``/``st.code``/``st.dataframe``, never as markdown
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -20,6 +18,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
+from analysis.ingest import PrivateFolder, save_uploads
 from analysis.render import JudgeInput, Step
 from analysis.views import step_to_open
 
@@ -91,26 +90,30 @@ class Workspace:
 
 
 @st.cache_data(show_spinner="Loading transcripts…")
-def load_folder(*folders: str) -> tuple[analysis.LoadResult, list[analysis.Finding]]:
-    """Load and diagnose once per set of folders; every page and rerun reuses it."""
-    result = analysis.load(folders)
+def load_folder(
+    *folders: str, root: str | None = None
+) -> tuple[analysis.LoadResult, list[analysis.Finding]]:
+    """Load and diagnose once per set of folders; every page and rerun reuses it. With a
+    ``root``, nothing outside it is read (links included)."""
+    result = analysis.load(folders, root=root)
     return result, analysis.lint(result.sessions, result.judgments)
 
 
-def _uploaded_folder(files: list[object]) -> str:
-    """Uploaded files saved under a folder named by their content, so caching works."""
-    digest = hashlib.sha256()
-    contents = []
-    for upload in files:
-        data = upload.getvalue()  # type: ignore[attr-defined]
-        name = Path(upload.name).name  # type: ignore[attr-defined]
-        digest.update(name.encode() + data)
-        contents.append((name, data))
-    folder = Path(tempfile.gettempdir()) / "tsq-uploads" / digest.hexdigest()[:16]
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, data in contents:
-        (folder / name).write_bytes(data)
-    return str(folder)
+def _release_folder(folder: PrivateFolder) -> None:
+    folder.remove()
+
+
+@st.cache_resource(scope="session", on_release=_release_folder, show_spinner=False)
+def _session_folder() -> PrivateFolder:
+    """This browser session's own temporary folder (mode 0700), removed when it ends."""
+    return PrivateFolder(prefix="tsq-uploads-")
+
+
+def _uploaded_folder(files: list[Any]) -> str:
+    """Uploaded files saved in this session's private folder, under a subfolder named by
+    their names and contents (so loading them is cached), each under a safe name."""
+    saved = save_uploads(_session_folder().path, [(f.name, f.getvalue()) for f in files])
+    return str(saved)
 
 
 def data_root() -> str | None:
@@ -120,6 +123,35 @@ def data_root() -> str | None:
     if not root and st.secrets.load_if_toml_exists():
         root = st.secrets.get("data_root")
     return str(root) if root else None
+
+
+def _login_configured() -> bool:
+    """Whether the app's secrets configure Streamlit's OIDC login (an ``[auth]`` section)."""
+    return bool(st.secrets.load_if_toml_exists() and "auth" in st.secrets)
+
+
+def refuse_unsafe_serving() -> None:
+    """Before any page runs: bound beyond loopback without a data root, say so in one sentence
+    and stop; with Streamlit's OIDC login configured, a visitor logs in first."""
+    refusal = analysis.serving_refusal(st.get_option("server.address"), data_root())
+    if refusal:
+        st.error(inert(refusal))
+        st.stop()
+    if _login_configured() and not st.user.get("is_logged_in"):
+        st.info("Log in to open the workbench.")
+        st.button("Log in", on_click=st.login, key="login")
+        st.stop()
+
+
+def confined(typed: str, also: tuple[Path, ...] = ()) -> tuple[Path, str | None]:
+    """The path to read for what was typed and the root it must stay inside (the data root,
+    or one of ``also``; None without a data root); outside them, says why and stops."""
+    try:
+        path, inside = analysis.ingest.confine(typed, data_root(), also)
+    except analysis.ingest.OutsideRoot as error:
+        st.error(inert(str(error)))
+        st.stop()
+    return path, None if inside is None else str(inside)
 
 
 def _source_from_url() -> None:
@@ -185,11 +217,15 @@ def _source_widgets() -> tuple[str, str, list[Any]]:
         choice = st.radio("Data", SOURCES, index=SOURCES.index(kept), key="data_source")
         typed, files = "", []
         if choice == "Local folder":
+            root = data_root()
             typed = st.text_input(
                 "Folder",
                 value=_remembered("data_folder", ""),
-                placeholder="~/.claude/projects",
+                placeholder=root or "~/.claude/projects",
                 key="data_folder",
+                help=None
+                if root is None
+                else "A folder inside the data root; a relative path starts there.",
             )
         elif choice == "Upload files":
             files = st.file_uploader(
@@ -201,22 +237,17 @@ def _source_widgets() -> tuple[str, str, list[Any]]:
     return choice, typed.strip(), list(files or [])
 
 
-def _local_folder(typed: str) -> str:
-    """The folder typed or linked, once it is allowed and exists; else says why and stops."""
+def _local_folder(typed: str) -> tuple[str, str | None]:
+    """The folder typed or linked and the data root it is inside, once it is allowed and
+    exists; else says why and stops."""
     if not typed:
         st.info("Type the path of a folder of transcripts in the sidebar to load it.")
         st.stop()
-    folder = str(Path(typed).expanduser())
-    root = data_root()
-    if root is not None and not analysis.ingest.inside_root(folder, root):
-        st.error(
-            f"{inert(typed)} is outside the data root this workbench may read, so it is refused."
-        )
-        st.stop()
-    if not Path(folder).exists():
+    folder, root = confined(typed)
+    if not folder.exists():
         st.error(f"folder not found: {inert(typed)}")
         st.stop()
-    return folder
+    return str(folder), root
 
 
 def data_source() -> Workspace:
@@ -231,11 +262,13 @@ def data_source() -> Workspace:
     _source_to_url(choice, typed)
     _restore_place()
     folders = bundled_folders(choice)
+    root = None
     if choice == "Local folder":
-        folders = [_local_folder(typed)]
+        folder, root = _local_folder(typed)
+        folders = [folder]
     elif files:
         folders = [_uploaded_folder(files)]
-    result, findings = load_folder(*folders)
+    result, findings = load_folder(*folders, root=root)
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
     if fresh:  # judgments made in this browser session get their findings too
         judged = {j.session_id for j in fresh}
@@ -490,19 +523,22 @@ class StudyView:
     path: str
     study: analysis.Study
     store: analysis.AdjudicationStore
+    root: str | None = None
+    """The folder the study was read inside (the data root or the bundled samples), if any."""
 
     def tables(self) -> analysis.StudyTables:
         """The five tables, computed once until a decision is saved (in any tab or process)."""
-        return load_study_tables(self.path, str(self.store.path), self.store.version())
+        return load_study_tables(self.path, str(self.store.path), self.store.version(), self.root)
 
     def agreement(self, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
         """Every pair of raters (or rater kinds), with bootstrap intervals: once per study."""
-        return load_agreement_report(self.path, by)
+        return load_agreement_report(self.path, by, self.root)
 
 
 @st.cache_data(show_spinner="Loading labels…")
-def load_study(path: str) -> analysis.Study:
-    return analysis.load_study(path)
+def load_study(path: str, root: str | None = None) -> analysis.Study:
+    """The study at ``path``; with a ``root``, nothing outside it is read (links included)."""
+    return analysis.load_study(path, data_root=root)
 
 
 @st.cache_resource
@@ -512,31 +548,42 @@ def decision_store(path: str) -> analysis.AdjudicationStore:
 
 
 @st.cache_data(show_spinner="Computing the agreement tables…", max_entries=32)
-def load_study_tables(path: str, store_path: str, version: int) -> analysis.StudyTables:
+def load_study_tables(
+    path: str, store_path: str, version: int, root: str | None = None
+) -> analysis.StudyTables:
     """The study's five tables for one state of its decision store: ``version`` (the store's
     latest decision id) is part of the key, so a saved decision is never served stale."""
-    study = load_study(path)
+    study = load_study(path, root)
     return analysis.study_tables(study, decision_store(store_path))
 
 
 @st.cache_data(show_spinner="Computing pairwise agreement…", max_entries=32)
-def load_agreement_report(path: str, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
+def load_agreement_report(
+    path: str, by: Literal["rater", "kind"], root: str | None = None
+) -> analysis.AgreementReport:
     """Pairwise agreement (1,000 bootstrap resamples a pair) once per study and grouping."""
-    study = load_study(path)
+    study = load_study(path, root)
     return analysis.agreement_report(study.labels, by=by)
 
 
+def _default_study() -> str:
+    return str(analysis.sample_data_dir() / "council_vs_human")
+
+
 def study_source() -> StudyView:
-    """The sidebar control choosing the labels (default: the bundled synthetic study)."""
-    default = str(analysis.sample_data_dir() / "council_vs_human")
+    """The sidebar control choosing the labels (default: the bundled synthetic study); with a
+    data root, labels inside it or the bundled samples only."""
     with st.sidebar:
         typed = st.text_input(
-            "Labels (folder or file)", value=_remembered("study_path", default), key="study_path"
+            "Labels (folder or file)",
+            value=_remembered("study_path", _default_study()),
+            key="study_path",
         )
         _remember("study_path", typed)
-    path = str(Path(typed).expanduser()) if typed.strip() else default
+    found, root = confined(typed.strip() or _default_study(), (analysis.sample_data_dir(),))
+    path = str(found)
     try:
-        study = load_study(path)
+        study = load_study(path, root)
     except analysis.study.LabelError as error:
         st.error(inert(str(error)))
         st.stop()
@@ -545,7 +592,7 @@ def study_source() -> StudyView:
     if study.issues:
         with st.expander(f"{len(study.issues)} issues in the labels"):
             st.dataframe([issue.model_dump() for issue in study.issues], hide_index=True)
-    return StudyView(path=path, study=study, store=store)
+    return StudyView(path=path, study=study, store=store, root=root)
 
 
 def study_store_path() -> Path:
@@ -555,9 +602,11 @@ def study_store_path() -> Path:
     session; default: the bundled study's), beside the adjudications."""
     if _remembered("data_source", SOURCES[0]) == ALIGNMENT_SOURCE:
         return analysis.align.sample_store().path
-    default = str(analysis.sample_data_dir() / "council_vs_human")
-    typed = _remembered("study_path", default)
-    path = str(Path(typed).expanduser()) if typed.strip() else default
+    typed = _remembered("study_path", _default_study()).strip() or _default_study()
+    try:
+        path, _ = analysis.ingest.confine(typed, data_root(), (analysis.sample_data_dir(),))
+    except analysis.ingest.OutsideRoot:  # refused on the Agreement page: the bundled study's
+        path = Path(_default_study())
     return analysis.study.default_store_path(path)
 
 
@@ -638,15 +687,19 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Fi
     of its own)."""
     choice = _remembered("data_source", SOURCES[0])
     folders = bundled_folders(choice)
+    root = None
     if choice == "Local folder":
         typed = _remembered("data_folder", "")
-        folder = str(Path(typed).expanduser())
-        root = data_root()
-        allowed = root is None or analysis.ingest.inside_root(folder, root)
-        folders = [folder] if typed and allowed and Path(folder).exists() else []
+        try:
+            folder, inside = analysis.ingest.confine(typed, data_root())
+        except analysis.ingest.OutsideRoot:
+            folders = []
+        else:
+            root = None if inside is None else str(inside)
+            folders = [str(folder)] if typed and folder.exists() else []
     elif choice == "Upload files":
         folders = []
-    loaded, findings = load_folder(*folders) if folders else (analysis.LoadResult(), [])
+    loaded, findings = load_folder(*folders, root=root) if folders else (analysis.LoadResult(), [])
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
     judgments = analysis.merge_judgments(loaded.judgments, fresh)
     if fresh:

@@ -18,6 +18,10 @@ from . import (
 from ._samples import (
     sample_data_dir as sample_data_dir,
 )
+from ._serving import (
+    is_loopback as is_loopback,
+    serving_refusal as serving_refusal,
+)
 from .catalog import (
     catalog_for_turn as catalog_for_turn,
     load_live_dump as load_live_dump,

@@ -870,6 +870,11 @@ def adjudicate(
     help="With --labels: the adjudication store (default: the study's own, if any).",
 )
 @click.option("--out", required=True, type=click.Path(dir_okay=False), help="HTML file to write.")
+@click.option(
+    "--show-paths",
+    is_flag=True,
+    help="Write file names in full (default: home folders as ~ and /home/USER).",
+)
 def report(
     paths: tuple[str, ...],
     judgments: str | None,
@@ -877,6 +882,7 @@ def report(
     labels: str | None,
     db: str | None,
     out: str,
+    show_paths: bool,
 ) -> None:
     """Write one self-contained HTML report: session TSQ, split votes, findings, charts,
     and with --labels the agreement tables before and after reconciliation. A session judged
@@ -908,7 +914,7 @@ def report(
         study = _study_or_exit(labels, None)
         extra = study_sections(study_tables(study, _existing_store(labels, db)))
         labelled = f", agreement tables for {study.labels.frame['item_id'].n_unique()} items"
-    document = build_report(result, judged, findings, extra_sections=extra)
+    document = build_report(result, judged, findings, extra_sections=extra, show_paths=show_paths)
     try:
         Path(out).write_text(document, encoding="utf-8")
     except OSError as error:

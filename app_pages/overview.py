@@ -62,9 +62,16 @@ if shown["mean_tsq"].drop_nulls().len():
     chart_downloads(distribution, "tsq-per-session")
 
 judgments = workspace.judgments
+show_paths = st.toggle(
+    "Full file paths in the report",
+    key="report_paths",
+    help="Off: the report writes your home folder as ~ and other users' as /home/USER.",
+)
 st.download_button(
     "Download report (HTML)",
-    data=lambda: analysis.build_report(workspace.result, judgments, workspace.findings),
+    data=lambda: analysis.build_report(
+        workspace.result, judgments, workspace.findings, show_paths=show_paths
+    ),
     file_name="tsq-report.html",
     mime="text/html",
     on_click="ignore",

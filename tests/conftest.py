@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -118,14 +119,30 @@ def clear_streamlit_caches() -> None:
     st.cache_resource.clear()
 
 
+@contextmanager
+def server_address(address: str | None) -> Iterator[None]:
+    """Streamlit's ``server.address`` as a server bound there would have it, for AppTest."""
+    from streamlit import config
+
+    saved = config.get_option("server.address")
+    config.set_option("server.address", address)
+    try:
+        yield
+    finally:
+        config.set_option("server.address", saved)
+
+
 @pytest.fixture
-def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The workbench as a new server starts it: no cached data, no API key, no data root, and
-    the decision store (``TSQ_DATA_DIR``) in this test's own folder."""
+def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """The workbench as a new server starts it, as ``make run`` does (on localhost): no cached
+    data, no API key, no data root, and the decision store (``TSQ_DATA_DIR``) in this test's
+    own folder."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("TSQ_DATA_ROOT", raising=False)
     monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
     clear_streamlit_caches()
+    with server_address("localhost"):
+        yield
 
 
 def open_app(state: dict[str, Any] | None = None) -> AppTest:
@@ -151,6 +168,20 @@ def use_folder(at: AppTest, folder: Path | str) -> AppTest:
     at.sidebar.radio(key="data_source").set_value("Local folder").run()
     at.sidebar.text_input(key="data_folder").set_value(str(folder)).run()
     return at
+
+
+def data_root_workspace(base: Path) -> tuple[Path, Path]:
+    """Under ``base``: a data root whose ``projects`` holds the bad-choices sample, a folder
+    ``outside`` it holding the embedded-subagent sample, and inside the root ``link``, a
+    symlink to ``outside``. Returns (root, outside)."""
+    root, outside = base / "root", base / "outside"
+    (root / "projects").mkdir(parents=True)
+    outside.mkdir()
+    transcripts = analysis.sample_data_dir() / "transcripts"
+    shutil.copy(transcripts / "bad-choices.synthetic.jsonl", root / "projects")
+    shutil.copy(transcripts / "embedded-subagent.synthetic.jsonl", outside)
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    return root, outside
 
 
 @pytest.fixture(scope="session")

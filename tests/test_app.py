@@ -395,32 +395,6 @@ def test_a_link_to_a_local_folder_shows_its_sessions():
     assert at.sidebar.text_input(key="data_folder").value == str(SPOTTER)
 
 
-@pytest.mark.parametrize("how", ["linked", "typed"])
-def test_a_folder_outside_the_data_root_is_refused(monkeypatch, tmp_path, how):
-    monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
-    if how == "linked":
-        at = page("app_pages/overview.py", source="folder", folder=str(SPOTTER))
-    else:
-        at = use_folder(app(), SPOTTER)
-    assert not at.exception
-    (error,) = at.error
-    assert error.value == (
-        f"{SPOTTER} is outside the data root this workbench may read, so it is refused."
-    )
-    assert not at.dataframe
-    assert not at.expander  # nothing was read from it, not even its parse issues
-
-
-def test_a_folder_inside_the_data_root_loads(monkeypatch, tmp_path):
-    source = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
-    shutil.copy(source, tmp_path)
-    monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
-    at = page("app_pages/overview.py", source="folder", folder=str(tmp_path))
-    assert not at.exception
-    assert not at.error
-    assert at.dataframe[0].value["session_id"].tolist() == [BAD]
-
-
 @pytest.mark.parametrize(
     ("params", "said"),
     [

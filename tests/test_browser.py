@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from conftest import CORPUS, launch_chromium, needs_chromium
+from streamlit_server import streamlit_server
 
-REPO = Path(__file__).resolve().parents[1]
 RICH = "5eed0000-0000-4000-8000-000000000002"
 
 pytestmark = [
@@ -23,53 +17,10 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = {**os.environ, "ANTHROPIC_API_KEY": ""}
-    env.pop("TSQ_DATA_ROOT", None)
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            str(REPO / "app.py"),
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail("streamlit did not start within 60 s")
-    yield url
-    process.terminate()
-    process.wait(timeout=10)
+    with streamlit_server() as running:
+        yield running.url
 
 
 def test_split_vote_turn_in_a_real_browser(server, tmp_path):

@@ -620,3 +620,47 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
         browser.close()
     assert problems == []
     assert [u for u in requests if u != url and not u.startswith("data:")] == []
+
+
+def test_file_names_keep_no_home_folder_unless_asked(tmp_path, monkeypatch):
+    """A parse issue's file lives in the user's home folder: the report writes it from ``~``
+    (the rule of ``tsq send``), and ``--show-paths`` writes it in full."""
+    home = tmp_path / "alice"
+    folder = home / "projects" / "demo"
+    folder.mkdir(parents=True)
+    (folder / "broken.jsonl").write_text("{not json\n")
+    source = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
+    (folder / source.name).write_bytes(source.read_bytes())
+    monkeypatch.setenv("HOME", str(home))
+    out, full = tmp_path / "report.html", tmp_path / "full.html"
+    run = CliRunner().invoke(cli, ["report", str(folder), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    document = out.read_text()
+    (issue,) = Page(document).records("parse-issues")
+    assert issue["file"] == "~/projects/demo/broken.jsonl"
+    assert str(home) not in document
+    run = CliRunner().invoke(cli, ["report", str(folder), "--show-paths", "--out", str(full)])
+    assert run.exit_code == 0, run.output
+    (issue,) = Page(full.read_text()).records("parse-issues")
+    assert issue["file"] == str(folder / "broken.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("/home/alice/x.jsonl", "~/x.jsonl"),
+        ("/home/alice", "~"),
+        ("/home/alice2/x.jsonl", "/home/USER/x.jsonl"),  # a name that only starts alike
+        ("/home/bob/.claude/a.jsonl", "/home/USER/.claude/a.jsonl"),
+        ("/Users/carol/a.jsonl", "/Users/USER/a.jsonl"),
+        ("C:\\Users\\dave\\a.jsonl", "C:\\Users\\USER\\a.jsonl"),
+        ("/srv/data/home/alice/a.jsonl", "/srv/data/home/USER/a.jsonl"),
+        ("relative/a.jsonl", "relative/a.jsonl"),
+    ],
+)
+def test_home_folder_names_are_hidden_as_tsq_send_does(text, shown):
+    from analysis.export import Sanitizer, without_home
+
+    assert without_home(text, home="/home/alice") == shown
+    if not shown.startswith("~"):  # tsq send's own rule gives the same for other users
+        assert Sanitizer().text(text) == shown

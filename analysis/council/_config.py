@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from analysis._samples import sample_data_dir
 from analysis.ingest._jsonio import first_error
+from analysis.ingest._roots import inside_root
 from analysis.llm._config import KEY_ENVS, LLMError, ProviderName, needs_key, parse_model_name
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config
 
@@ -96,11 +97,16 @@ class CouncilConfig(BaseModel):
         return [*self.stage1, self.chairman]
 
 
-def read_council_config(path: str | Path) -> CouncilConfig:
+def read_council_config(path: str | Path, root: str | Path | None = None) -> CouncilConfig:
     """A :class:`CouncilConfig` from TOML; ``labels`` is relative to the file.
 
-    :class:`CouncilError` says in one line what is wrong."""
+    With a ``root`` (the app's data root), the file and its ``labels`` config must lie inside
+    it. :class:`CouncilError` says in one line what is wrong."""
     path = Path(path)
+    if root is not None and not inside_root(path, root):
+        raise CouncilError(
+            f"{path} is outside the data root this workbench may read, so it is refused."
+        )
     try:
         data: dict[str, Any] = tomllib.loads(path.read_bytes().decode())
     except OSError as error:
@@ -109,6 +115,11 @@ def read_council_config(path: str | Path) -> CouncilConfig:
         raise CouncilError(f"{path}: not valid TOML ({error})") from None
     if isinstance(data.get("labels"), str):
         data["labels"] = str(path.parent / Path(data["labels"]).expanduser())
+        if root is not None and not inside_root(data["labels"], root):
+            raise CouncilError(
+                f"{path}: its labels config {data['labels']} is outside the data root this "
+                "workbench may read, so it is refused."
+            )
     try:
         return CouncilConfig.model_validate(data)
     except ValidationError as error:

@@ -5,6 +5,9 @@ from ._otlp import (
     export_otlp_json as export_otlp_json,
     export_request as export_request,
 )
+from ._paths import (
+    without_home as without_home,
+)
 from ._sanitize import (
     Sanitizer as Sanitizer,
 )

@@ -18,6 +18,7 @@ from typing import Any, cast
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.plugins.base import BasePlugin
 
+from analysis.export._paths import HOME_USER
 from analysis.models import AssistantMessage, Session
 
 DEFAULT_MAX_CHARS = 2000
@@ -130,11 +131,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str], str | Callable[[re.Match[str]], str]
         re.compile(r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b"),
         "[REDACTED:email]",
     ),
-    (
-        "home_user",
-        re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\)(?!USER\b)([^/\\\s\"']+)"),
-        lambda m: f"{m.group(1)}USER",
-    ),
+    ("home_user", HOME_USER, lambda m: f"{m.group(1)}USER"),
 ]
 
 

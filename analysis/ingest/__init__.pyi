@@ -2,11 +2,20 @@
 the ingest report."""
 
 from ._loader import (
-    inside_root as inside_root,
     load as load,
     load_catalog as load_catalog,
 )
 from ._report import (
     IngestReport as IngestReport,
     ingest_report as ingest_report,
+)
+from ._roots import (
+    OutsideRoot as OutsideRoot,
+    confine as confine,
+    inside_root as inside_root,
+)
+from ._uploads import (
+    PrivateFolder as PrivateFolder,
+    save_uploads as save_uploads,
+    upload_name as upload_name,
 )

@@ -21,6 +21,7 @@ import msgspec
 from analysis.catalog._menus import baseline_catalog
 from analysis.ingest._context import ParseContext
 from analysis.ingest._jsonio import iter_jsonl, timestamp, without_bom
+from analysis.ingest._roots import OUTSIDE_REASON, inside_root
 
 CONVERSATION_TYPES = frozenset({"user", "assistant"})
 OTHER_TYPES = frozenset(
@@ -709,9 +710,16 @@ def read_transcript(
     return parts
 
 
-def _subagent_files(path: Path) -> list[Path]:
+def _subagent_files(path: Path, context: ParseContext) -> list[Path]:
+    """The session's subagent files; one that leads outside the data root is an issue."""
     folder = path.with_suffix("") / SUBAGENTS_DIR
-    return sorted(file for file in folder.glob("agent-*.jsonl") if file.is_file())
+    files = sorted(file for file in folder.glob("agent-*.jsonl") if file.is_file())
+    if context.root is None:
+        return files
+    for file in files:
+        if not inside_root(file, context.root):
+            context.for_file(_display(file, path, context.file)).issue(None, OUTSIDE_REASON)
+    return [file for file in files if inside_root(file, context.root)]
 
 
 def _display(child: Path, parent: Path, parent_display: str) -> str:
@@ -795,7 +803,7 @@ def parse_claude_code(path: Path, data: bytes, context: ParseContext) -> ParsedT
     """Build one session from a transcript file's bytes and its subagents' files."""
     builder = ConversationBuilder(context)
     parts = read_transcript(data, context, builder)
-    files = _subagent_files(path)
+    files = _subagent_files(path, context)
     file_runs = _load_subagent_files(path, files, context)
     detached = _attach_subagents(builder, parts, file_runs, context)
     if not builder.turns and not detached:

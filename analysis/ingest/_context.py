@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from analysis.models import ParseIssue
@@ -15,6 +16,8 @@ class ParseContext:
     file: str
     issues: list[ParseIssue]
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
+    root: Path | None = None
+    """Files a parser reads beside the one it was given (subagents') must lie inside it."""
 
     def issue(self, line: int | None, reason: str) -> None:
         self.issues.append(ParseIssue(file=self.file, line=line, reason=reason))

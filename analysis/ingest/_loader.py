@@ -31,6 +31,7 @@ from analysis.ingest._jsonio import (
 )
 from analysis.ingest._openai import looks_like_trajectory, parse_trajectory
 from analysis.ingest._otlp import looks_like_otlp, parse_otlp
+from analysis.ingest._roots import OUTSIDE_REASON, inside_root
 from analysis.models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
@@ -47,21 +48,29 @@ def _is_attached_subagent_file(path: Path) -> bool:
     )
 
 
-def discover(paths: Iterable[str | Path]) -> tuple[list[tuple[Path, str]], list[ParseIssue]]:
+def discover(
+    paths: Iterable[str | Path], root: str | Path | None = None
+) -> tuple[list[tuple[Path, str]], list[ParseIssue]]:
     """Expand folders recursively into transcript-like files, each with its display name.
 
     A file reached twice (given, and inside a given folder) is listed once, under the name
-    it was first reached by.
+    it was first reached by. With a ``root``, a path (given, or a link found in a folder)
+    that resolves outside it is an issue, not read.
     """
     found: dict[Path, tuple[Path, str]] = {}
     issues: list[ParseIssue] = []
 
     def add(path: Path, display: str) -> None:
+        if root is not None and not inside_root(path, root):
+            issues.append(ParseIssue(file=display, reason=OUTSIDE_REASON))
+            return
         found.setdefault(path.resolve(), (path, display))
 
     for given in paths:
         path = Path(given).expanduser()
-        if path.is_dir():
+        if root is not None and not inside_root(path, root):
+            issues.append(ParseIssue(file=str(given), reason=OUTSIDE_REASON))
+        elif path.is_dir():
             for child in sorted(path.rglob("*")):
                 relative = child.relative_to(path)
                 if any(part.startswith(".") for part in relative.parts):
@@ -218,8 +227,9 @@ def _span(parsed: ParsedTranscript) -> tuple[datetime, datetime]:
 
 
 class _Loader:
-    def __init__(self, max_result_chars: int | None) -> None:
+    def __init__(self, max_result_chars: int | None, root: Path | None = None) -> None:
         self.max_result_chars = max_result_chars
+        self.root = root
         self.result = LoadResult()
         self.catalogs_by_folder: dict[Path, list[ToolCatalog]] = {}
         self.openai_by_folder: dict[Path, list[Session]] = {}
@@ -282,7 +292,7 @@ class _Loader:
             self._not_a_transcript(display)
 
     def _context(self, display: str) -> ParseContext:
-        return ParseContext(display, [], self.max_result_chars)
+        return ParseContext(display, [], self.max_result_chars, self.root)
 
     def _add_trajectory(
         self, item: Any, display: str, line: int, path: Path, position: int
@@ -379,17 +389,6 @@ class _Loader:
                     session.attach_catalog(catalog)
 
 
-def inside_root(path: str | Path, root: str | Path) -> bool:
-    """Whether ``path`` is ``root`` or lies under it, once both are resolved.
-
-    ``~`` is expanded and symlinks and ``..`` are resolved first, so a link inside ``root``
-    that points outside it is outside. Neither path needs to exist.
-    """
-    resolved = Path(path).expanduser().resolve()
-    base = Path(root).expanduser().resolve()
-    return resolved.is_relative_to(base)
-
-
 def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
     """Read a catalog file (OpenAI function list, Anthropic tool list, or ``{"tools": [...]}``)."""
     return read_catalog_file(path, "trace")
@@ -411,15 +410,18 @@ def load(
     paths: Iterable[str | Path],
     catalog: str | Path | None = None,
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+    root: str | Path | None = None,
 ) -> LoadResult:
     """Load every transcript under ``paths``; problems become issues, never exceptions.
 
     OpenAI-format trajectories get the tool catalog found beside them in the same folder,
     or ``catalog`` when it is given. Tool results longer than ``max_result_chars`` are cut
     to that length (``ToolResult.truncated_from`` keeps the full length); None keeps them whole.
+    With a ``root`` (the app's data root), nothing outside it is read, links included: each
+    path or file that leads outside is an issue.
     """
-    loader = _Loader(max_result_chars)
-    files, issues = discover(paths)
+    loader = _Loader(max_result_chars, None if root is None else Path(root))
+    files, issues = discover(paths, root)
     loader.result.issues.extend(issues)
     explicit = None
     if catalog is not None:

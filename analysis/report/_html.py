@@ -26,6 +26,7 @@ import altair as alt
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from analysis.export._paths import without_home
 from analysis.findings._lint import Finding, findings_for_condition, lint
 from analysis.judge._results import of_judge
 from analysis.models import Condition, LoadResult, Session, TurnJudgment
@@ -607,7 +608,7 @@ def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> Rep
     )
 
 
-def _issues_section(result: LoadResult) -> ReportSection | None:
+def _issues_section(result: LoadResult, show_paths: bool) -> ReportSection | None:
     issues = result.all_issues()
     if not issues:
         return None
@@ -615,9 +616,14 @@ def _issues_section(result: LoadResult) -> ReportSection | None:
         [issue.model_dump() for issue in issues],
         schema={"file": pl.String, "line": pl.Int64, "reason": pl.String},
     )
+    if not show_paths:  # home folder names are personal data, as in tsq send
+        frame = frame.with_columns(
+            pl.col("file", "reason").map_elements(without_home, return_dtype=pl.String)
+        )
     return ReportSection(
         title="Parse issues",
-        intro="What could not be used in the input files; every valid line around them was kept.",
+        intro="What could not be used in the input files; every valid line around them was kept."
+        + ("" if show_paths else " Home folders are written ~ (yours) and /home/USER (others')."),
         table=frame,
     )
 
@@ -628,10 +634,11 @@ def report_sections(
     findings: Sequence[Finding],
     condition: Condition = "full",
     extra_facts: Sequence[tuple[str, str]] = (),
+    show_paths: bool = False,
 ) -> list[ReportSection]:
     """The standard sections: what we found (with ``extra_facts`` at its end), summary,
     sessions, ablation (per session, then per step), split votes, worst steps, findings,
-    issues."""
+    issues. The issues' file names keep home folder names only with ``show_paths``."""
     relevant = findings_for_condition(findings, condition)
     overview = session_overview(result.sessions, judgments, relevant, condition)
     names = session_names(result.sessions)
@@ -644,7 +651,7 @@ def report_sections(
         *_ambiguous_sections(result, judgments, relevant, condition, names),
         _worst_steps_section(result, judgments, condition, names),
         _findings_section(relevant, names),
-        _issues_section(result),
+        _issues_section(result, show_paths),
     ]
     return [section for section in sections if section is not None]
 
@@ -657,6 +664,7 @@ def build_report(
     condition: Condition = "full",
     extra_sections: Sequence[ReportSection] = (),
     title: str = "TSQ report",
+    show_paths: bool = False,
 ) -> str:
     """The whole report as one HTML document (a string); see :func:`report_sections`.
 
@@ -664,11 +672,14 @@ def build_report(
     ``lint(result.sessions, judgments)``; ``extra_sections`` are appended at the end, and
     their ``facts`` join *What we found*. A session judged by several judges is reported with
     its own judge's judgments (:func:`analysis.judge.of_judge`; pass one judge's to choose).
+    File names are written with ``~`` for the home folder and ``USER`` for another user's,
+    unless ``show_paths``.
     """
     judged = of_judge(list(result.judgments if judgments is None else judgments))
     found = lint(result.sessions, judged) if findings is None else list(findings)
     facts = [fact for section in extra_sections for fact in section.facts]
-    sections = [*report_sections(result, judged, found, condition, facts), *extra_sections]
+    standard = report_sections(result, judged, found, condition, facts, show_paths)
+    sections = [*standard, *extra_sections]
     subtitle = "Tool Selection Quality: did the agent pick the right tool at each step?"
     return render_report(sections, title, subtitle)
 

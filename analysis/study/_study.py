@@ -13,6 +13,7 @@ import orjson
 import polars as pl
 
 from analysis.ingest._loader import load
+from analysis.ingest._roots import OUTSIDE_REASON, inside_root
 from analysis.models import ParseIssue, Session
 from analysis.study._config import LabelConfig, LabelError, default_config, read_config
 from analysis.study._labels import ID_COLUMNS, LabelSet, first_columns, read_labels
@@ -35,19 +36,32 @@ class Study:
         return self.labels.config
 
 
-def load_study(path: str | Path, config: LabelConfig | None = None) -> Study:
-    """A study from a labels file or a folder (labels, labels.toml, decisions, transcripts)."""
+def load_study(
+    path: str | Path, config: LabelConfig | None = None, data_root: str | Path | None = None
+) -> Study:
+    """A study from a labels file or a folder (labels, labels.toml, decisions, transcripts).
+
+    With a ``data_root``, ``path`` must lie inside it (else :class:`LabelError`), and a file of
+    the folder that is a link to outside it is an issue, not read.
+    """
     root = Path(path).expanduser()
+    if data_root is not None and not inside_root(root, data_root):
+        raise LabelError(
+            f"{path} is outside the data root this workbench may read, so it is refused."
+        )
     if root.is_file():
         labels = read_labels([root], config)
         return Study(labels=labels, issues=list(labels.issues))
     if not root.is_dir():
         raise LabelError(f"{path}: no such file or folder")
+    issues: list[ParseIssue] = []
     if config is None:
         found = next((root / name for name in CONFIG_NAMES if (root / name).is_file()), None)
+        if found and data_root is not None and not inside_root(found, data_root):
+            issues.append(ParseIssue(file=str(found), reason=OUTSIDE_REASON))
+            found = None
         config = read_config(found) if found else default_config()
-    issues: list[ParseIssue] = []
-    label_files, decision_files, transcripts = _classify(root, issues)
+    label_files, decision_files, transcripts = _classify(root, issues, data_root)
     if not label_files:
         raise LabelError(
             f"{path}: no labels file (CSV, JSONL or Parquet with item_id, rater, rater_kind)"
@@ -55,19 +69,25 @@ def load_study(path: str | Path, config: LabelConfig | None = None) -> Study:
     labels = read_labels(label_files, config)
     issues.extend(labels.issues)
     recorded = [d for file in decision_files for d in read_decisions(file, issues)]
-    loaded = load(transcripts) if transcripts else None
+    loaded = load(transcripts, root=data_root) if transcripts else None
     sessions = {s.session_id: s for s in loaded.sessions} if loaded else {}
     if loaded:
         issues.extend(loaded.issues)
     return Study(labels=labels, sessions=sessions, recorded=recorded, issues=issues)
 
 
-def _classify(root: Path, issues: list[ParseIssue]) -> tuple[list[Path], list[Path], list[Path]]:
+def _classify(
+    root: Path, issues: list[ParseIssue], data_root: str | Path | None = None
+) -> tuple[list[Path], list[Path], list[Path]]:
     """Label, decision and transcript files of a study folder; a table that is none of them is
-    an issue (a transcript's own problems are the loader's to report)."""
+    an issue (a transcript's own problems are the loader's to report), and so is a file that
+    leads outside ``data_root``."""
     labels, decisions, transcripts = [], [], []
     for child in sorted(root.rglob("*")):
         if not child.is_file() or any(p.startswith(".") for p in child.relative_to(root).parts):
+            continue
+        if data_root is not None and not inside_root(child, data_root):
+            issues.append(ParseIssue(file=str(child), reason=OUTSIDE_REASON))
             continue
         tabular = child.suffix in (".csv", ".parquet")
         found: list[ParseIssue] = []

@@ -1,0 +1,179 @@
+"""The workbench served for real, checked with the operating system and a real browser: the
+way ``make run`` starts it listens on loopback only; bound beyond it, no page runs without a
+data root, and with one a folder outside it is refused; uploads live in a private folder of
+the browser session and are gone when it ends."""
+
+from __future__ import annotations
+
+import stat
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from conftest import data_root_workspace, launch_chromium, needs_chromium
+from streamlit_server import (
+    REPO,
+    accepts,
+    is_loopback_ip,
+    other_addresses,
+    streamlit_command,
+    streamlit_server,
+)
+
+import analysis
+
+SAMPLES = analysis.sample_data_dir()
+PAGES = ["", "session", "turn", "catalog", "judge", "agreement", "adjudicate"]
+NO_ROOT = (
+    "This workbench listens at 0.0.0.0, beyond this machine, and has no data root, so its "
+    "pages are off: set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the folder "
+    "it may read, or serve it on localhost."
+)
+
+
+def make_run() -> list[str]:
+    """``make run`` in the checkout, with this interpreter's environment (its set-up step
+    ``.venv/.installed`` taken as done)."""
+    stamp = ".venv/.installed"
+    bin_folder = Path(sys.executable).parent
+    return [
+        "make",
+        "--no-print-directory",
+        "-C",
+        str(REPO),
+        "-o",
+        stamp,
+        "run",
+        f"BIN={bin_folder}",
+    ]
+
+
+@pytest.fixture(scope="module")
+def open_server():
+    """Bound to every IPv4 interface on purpose, without a data root."""
+    with streamlit_server(streamlit_command("--server.address", "0.0.0.0")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def rooted_server(tmp_path_factory):
+    """Bound to every IPv4 interface with a data root: ``root`` holds ``projects`` (one
+    transcript) and ``link``, a symlink to ``outside`` (another)."""
+    root, outside = data_root_workspace(tmp_path_factory.mktemp("served"))
+    command = streamlit_command("--server.address", "0.0.0.0")
+    with streamlit_server(command, env={"TSQ_DATA_ROOT": str(root)}) as server:
+        yield server, root, outside
+
+
+def test_make_run_listens_on_loopback_only():
+    with streamlit_server(make_run()) as server:
+        listening = server.listening()
+        assert {port for _, port in listening} == {server.port}
+        assert listening  # IPv4, and IPv6 where the machine has it
+        assert all(is_loopback_ip(address) for address, _ in listening), listening
+        assert accepts("127.0.0.1", server.port)
+        for address in other_addresses():  # another machine's way in is closed
+            assert not accepts(address, server.port), address
+
+
+def test_bound_to_0_0_0_0_it_listens_beyond_loopback(open_server):
+    """The check above can fail: the same server bound on purpose is reachable from outside."""
+    listening = open_server.listening()
+    assert ("0.0.0.0", open_server.port) in listening
+    for address in other_addresses():
+        if ":" not in address:
+            assert accepts(address, open_server.port), address
+
+
+def _visit(url: str, wait_for: str, then: str | None = None) -> dict[str, int]:
+    """Open ``url`` in Chromium, wait for the text ``wait_for`` (and the element with test id
+    ``then``), let the page settle; count what else is there."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        tab = chromium.new_page()
+        tab.goto(url)
+        tab.get_by_text(wait_for).wait_for(timeout=30_000)
+        if then:
+            tab.get_by_test_id(then).first.wait_for(timeout=30_000)
+        tab.wait_for_function(
+            "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
+        )
+        tab.wait_for_timeout(1500)
+        counts = {
+            "tables": tab.get_by_test_id("stDataFrame").count(),
+            "headings": tab.get_by_test_id("stHeading").count(),
+            "errors": tab.get_by_test_id("stAlertContentError").count(),
+        }
+        chromium.close()
+    return counts
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.parametrize("page", PAGES)
+def test_beyond_loopback_without_a_data_root_each_page_refuses_in_a_real_browser(open_server, page):
+    counts = _visit(f"{open_server.url}/{page}?source=folder&folder=/", NO_ROOT)
+    assert counts == {"tables": 0, "headings": 0, "errors": 1}  # the page never ran
+
+
+@pytest.mark.browser
+@needs_chromium
+@pytest.mark.parametrize("how", ["direct", "dots", "symlink"])
+def test_beyond_loopback_a_folder_outside_the_data_root_is_refused_in_a_real_browser(
+    rooted_server, how
+):
+    server, root, outside = rooted_server
+    typed = {
+        "direct": str(outside),
+        "dots": f"{root}/projects/../../outside",
+        "symlink": str(root / "link"),
+    }[how]
+    sentence = f"{typed} is outside the data root this workbench may read, so it is refused."
+    counts = _visit(f"{server.url}/?source=folder&folder={quote(typed)}", sentence)
+    assert counts == {"tables": 0, "headings": 1, "errors": 1}
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_beyond_loopback_a_folder_inside_the_data_root_loads_in_a_real_browser(rooted_server):
+    server, root, _ = rooted_server
+    url = f"{server.url}/?source=folder&folder={quote(str(root / 'projects'))}"
+    counts = _visit(url, "1 of 1 sessions", then="stDataFrame")  # bad-choices.synthetic's
+    assert counts["errors"] == 0
+    assert counts["tables"] == 1
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_uploads_live_in_a_private_folder_until_the_browser_session_ends(tmp_path):
+    """The server's temporary folder is this test's: an upload appears in a folder only this
+    user can open, and is gone soon after the browser leaves."""
+    from playwright.sync_api import sync_playwright
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    upload = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
+    with (
+        streamlit_server(env={"TMPDIR": str(temporary)}) as server,
+        sync_playwright() as playwright,
+    ):
+        chromium = launch_chromium(playwright)
+        tab = chromium.new_page()
+        tab.goto(server.url)
+        tab.get_by_text("Upload files").click()
+        tab.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(upload))
+        tab.get_by_text("1 of 1 sessions").wait_for(timeout=30_000)
+        (private,) = temporary.glob("tsq-uploads-*")
+        assert stat.S_IMODE(private.stat().st_mode) == 0o700
+        assert [p.name for p in private.glob("*/*")] == [upload.name]
+        assert (next(private.glob("*/*"))).read_bytes() == upload.read_bytes()
+        chromium.close()  # the browser session ends
+        deadline = time.monotonic() + 30
+        while private.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not private.exists()
+        assert server.process.poll() is None  # the server goes on
