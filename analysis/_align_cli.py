@@ -49,21 +49,26 @@ def labels_source(labels: str) -> tuple[AdjudicationStore, Path | None]:
     return _store_or_exit(default_store_path(path)), path
 
 
-def load_label_set(labels: str, test_share: float, seed: int) -> LabelSet:
-    """The label set of ``--labels``; file issues are printed, an unusable file exits 2."""
-    from analysis.align import label_set, read_step_labels
+def read_label_file(file: Path) -> tuple[list[StepLabel], list[ParseIssue]]:
+    """A step-label file's labels; its issues printed, a file that cannot be read exit 2."""
+    from analysis.align import read_step_labels
 
-    store, file = labels_source(labels)
-    extra: list[StepLabel] = []
-    issues: list[ParseIssue] = []
-    if file is not None:
-        try:
-            extra, issues = read_step_labels(file)
-        except ValueError as error:
-            click.echo(f"{error}.", err=True)
-            sys.exit(EXIT_UNUSABLE)
+    try:
+        labels, issues = read_step_labels(file)
+    except ValueError as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_UNUSABLE)
     for issue in issues:
         click.echo(str(issue), err=True)
+    return labels, issues
+
+
+def load_label_set(labels: str, test_share: float, seed: int) -> LabelSet:
+    """The label set of ``--labels``; file issues are printed, an unusable file exits 2."""
+    from analysis.align import label_set
+
+    store, file = labels_source(labels)
+    extra, issues = read_label_file(file) if file is not None else ([], [])
     result = label_set(store, extra, test_share, seed, issues)
     if not result.refs:
         click.echo(f"{labels}: no step labels.", err=True)
@@ -87,15 +92,7 @@ def labels_group() -> None:
 def import_labels(file: str, db: str) -> None:
     """Add step labels from a CSV or JSONL file (session_id, turn_index, step_index, optional
     parent_call_id, value, reason, labeller); bad rows are reported, the rest kept."""
-    from analysis.align import read_step_labels
-
-    try:
-        labels, issues = read_step_labels(file)
-    except ValueError as error:
-        click.echo(f"{error}.", err=True)
-        sys.exit(EXIT_UNUSABLE)
-    for issue in issues:
-        click.echo(str(issue), err=True)
+    labels, issues = read_label_file(Path(file))
     store = _store_or_exit(Path(db))
     have = {(x.item_id, x.labeller, x.value, x.reason) for x in store.step_labels(history=True)}
     new = [x for x in labels if (x.item_id, x.labeller, x.value, x.reason) not in have]

@@ -146,6 +146,20 @@ timeout_option = click.option(
     show_default=True,
     help="Seconds each model request may take before it is retried, then given up.",
 )
+max_cost_option = click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0),
+    help="Refuse to start when the estimated cost (USD) is above this.",
+)
+dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Print what would be judged and its cost; no request."
+)
+vote_cache_option = click.option(
+    "--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder."
+)
+concurrency_option = click.option(
+    "--concurrency", type=click.IntRange(1, 64), default=4, show_default=True
+)
 live_dump_option = click.option(
     "--live-catalog",
     type=click.Path(dir_okay=False),
@@ -373,19 +387,13 @@ judge_option = click.option(
     help="Another endpoint of the model's API (Anthropic-compatible for a bare or anthropic: "
     "model; OpenAI-compatible for openai:, e.g. vLLM, Ollama).",
 )
-@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@concurrency_option
 @click.option("--batch", is_flag=True, help="Use the Message Batches API (same output).")
 @click.option("--ablation", is_flag=True, help="Judge each unit as bare, catalog_no_call and full.")
-@click.option(
-    "--dry-run", is_flag=True, help="Print what would be judged and its cost; no request."
-)
-@click.option(
-    "--max-cost",
-    type=click.FloatRange(min=0),
-    help="Refuse to start when the estimated cost (USD) is above this.",
-)
+@dry_run_option
+@max_cost_option
 @click.option("--out", type=click.Path(dir_okay=False), help="JSONL to write (not for --dry-run).")
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder.")
+@vote_cache_option
 @timeout_option
 @live_dump_option
 def judge(
@@ -800,7 +808,7 @@ def _existing_store(labels: str, db: str | None) -> AdjudicationStore | None:
     help="Another endpoint of the model's API (Anthropic-compatible for a bare or anthropic: "
     "model; OpenAI-compatible for openai:, e.g. vLLM, Ollama).",
 )
-@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@concurrency_option
 @click.option("--limit", type=click.IntRange(1), help="Adjudicate at most this many.")
 @timeout_option
 @config_option
@@ -946,11 +954,7 @@ def report(
     is_flag=True,
     help="Print what the council would be asked and its cost; no request.",
 )
-@click.option(
-    "--max-cost",
-    type=click.FloatRange(min=0),
-    help="Refuse to start when the estimated cost (USD) is above this.",
-)
+@max_cost_option
 @click.option("--cache-dir", type=click.Path(file_okay=False), help="Answer cache folder.")
 @timeout_option
 @click.option(
@@ -1100,17 +1104,11 @@ cli.add_command(labels_group)
     help="Record this spec as adopted in the label store, and stop.",
 )
 @click.option("--by", help="Who adopts (with --adopt); default: the user name.")
-@click.option(
-    "--dry-run", is_flag=True, help="Print what would be judged and its cost; no request."
-)
-@click.option(
-    "--max-cost",
-    type=click.FloatRange(min=0),
-    help="Refuse to start when the estimated cost (USD) is above this.",
-)
+@dry_run_option
+@max_cost_option
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Vote cache folder.")
-@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@vote_cache_option
+@concurrency_option
 @timeout_option
 def align(
     paths: tuple[str, ...],

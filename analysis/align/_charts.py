@@ -14,7 +14,7 @@ def scores_frame(scores: Sequence[SpecScore]) -> pl.DataFrame:
     """One row per spec and part: the figures the app's table and chart show."""
     rows = []
     for score in scores:
-        wrong = next((c for c in score.per_class if c.value == "incorrect"), None)
+        wrong = score.incorrect
         rows.append(
             {
                 "judge": score.judge_id,
@@ -55,7 +55,7 @@ def scores_table(scores: Sequence[SpecScore]) -> pl.DataFrame:
     with one decimal and kappas with three, as the CLI prints them."""
     rows = []
     for score in scores:
-        wrong = next((c for c in score.per_class if c.value == "incorrect"), None)
+        wrong = score.incorrect
         rows.append(
             {
                 "judge": score.judge_id,

@@ -55,6 +55,11 @@ class SpecScore(BaseModel):
     unjudged: int = 0
     """Steps of the part with a people's label but no scored judgment of this spec."""
 
+    @property
+    def incorrect(self) -> ClassAgreement | None:
+        """The figures of the class that matters most: wrong choices."""
+        return next((c for c in self.per_class if c.value == "incorrect"), None)
+
 
 def score_spec(
     judge_id: str,
