@@ -335,5 +335,27 @@ def _adopted(labels: str) -> str | None:
     return adoptions[-1].judge_id if adoptions else None
 
 
+def record_causes(labels: str, settings: tuple[str, ...], by: str | None) -> None:
+    """``--set-cause ITEM=CAUSE``: a person's cause for each step, saved in the label store."""
+    from analysis.align import CAUSES
+    from analysis.study import CauseSetting
+
+    store, _ = labels_source(labels)
+    who = by or getpass.getuser()
+    parsed = []
+    for setting in settings:
+        item, _, cause = setting.rpartition("=")
+        if not item or cause not in CAUSES:
+            click.echo(
+                f"--set-cause {setting}: give ITEM=CAUSE, CAUSE one of {', '.join(CAUSES)}.",
+                err=True,
+            )
+            sys.exit(EXIT_UNUSABLE)
+        parsed.append(CauseSetting(item_id=item, cause=cause, set_by=who))
+    for cause_setting in parsed:
+        store.set_cause(cause_setting)
+        click.echo(f"{cause_setting.item_id}: cause {cause_setting.cause} (set by {who})")
+
+
 def print_json(report: AlignReport) -> None:
     click.echo(json.dumps(report.model_dump(mode="json")))

@@ -1103,7 +1103,15 @@ cli.add_command(labels_group)
     type=click.Path(dir_okay=False),
     help="Record this spec as adopted in the label store, and stop.",
 )
-@click.option("--by", help="Who adopts (with --adopt); default: the user name.")
+@click.option(
+    "--set-cause",
+    "set_causes",
+    multiple=True,
+    metavar="ITEM=CAUSE",
+    help="Record why the judge and people disagree on a step (menu_gap, context_gap, "
+    "rubric_gap, severity, human_error, judge_error); repeatable; then stop.",
+)
+@click.option("--by", help="Who adopts or sets a cause; default: the user name.")
 @dry_run_option
 @max_cost_option
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
@@ -1122,6 +1130,7 @@ def align(
     test_share: float,
     seed: int,
     adopt_spec: str | None,
+    set_causes: tuple[str, ...],
     by: str | None,
     dry_run: bool,
     max_cost: float | None,
@@ -1136,10 +1145,20 @@ def align(
     found there are used, not asked again). Exit status: 0 done; 2 nothing to measure, a bad
     option, spec or label file, the estimate above --max-cost, or a judge that cannot start.
     """
-    from analysis._align_cli import AlignOptions, adopt, load_label_set, run, specs_or_exit
+    from analysis._align_cli import (
+        AlignOptions,
+        adopt,
+        load_label_set,
+        record_causes,
+        run,
+        specs_or_exit,
+    )
 
     if adopt_spec is not None:
         adopt(labels, adopt_spec, by)
+        return
+    if set_causes:
+        record_causes(labels, set_causes, by)
         return
     if not paths:
         raise click.UsageError("give the PATHS of the labelled sessions.")

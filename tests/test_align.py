@@ -599,3 +599,48 @@ def test_an_out_file_that_is_not_judgments_is_refused_before_any_request(tmp_pat
     assert "Traceback" not in done.stderr
     assert out.read_text() == '{"my": "notes"}\n'
     assert fake.script.messages == []
+
+
+def test_a_cause_a_person_sets_replaces_the_suggested_one(tmp_path):
+    db = tmp_path / "labels.sqlite"
+    labels, _ = read_step_labels(ALIGNMENT / "labels.csv")
+    AdjudicationStore(db).save_step_labels(labels)
+    bad = _tsq("align", "--labels", str(db), "--set-cause", "x=because", data_dir=tmp_path)
+    assert bad.returncode == 2
+    assert "CAUSE one of menu_gap" in bad.stderr
+    base = read_spec(ALIGNMENT / "specs" / "default.judge.toml")
+    before = _align(
+        tmp_path,
+        str(ALIGNMENT / "judgments"),  # the bundled judgments: nothing is asked
+        "--labels",
+        str(db),
+        "--judge",
+        str(ALIGNMENT / "specs" / "default.judge.toml"),
+        "--split",
+        "dev",
+    )
+    item = next(d["item_id"] for d in before["disagreements"] if d["judge_id"] == base.judge_id)
+    done = _tsq(
+        "align",
+        "--labels",
+        str(db),
+        "--set-cause",
+        f"{item}=human_error",
+        "--by",
+        "dana",
+        data_dir=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    after = _align(
+        tmp_path,
+        str(ALIGNMENT / "judgments"),  # the bundled judgments: nothing is asked
+        "--labels",
+        str(db),
+        "--judge",
+        str(ALIGNMENT / "specs" / "default.judge.toml"),
+        "--split",
+        "dev",
+    )
+    changed = next(d for d in after["disagreements"] if d["item_id"] == item)
+    assert (changed["cause"], changed["evidence"]) == ("human_error", "set by dana")
+    assert dict(map(tuple, after["causes"]))["human_error"] == 1

@@ -149,6 +149,10 @@ class LabelSet(BaseModel):
     splits: dict[str, Split]
     """Split by session id."""
     issues: list[ParseIssue] = Field(default_factory=list)
+    causes: dict[str, str] = Field(default_factory=dict)
+    """Causes people set on disagreements, by item id (they replace the suggested ones)."""
+    causes_by: dict[str, str] = Field(default_factory=dict)
+    """Who set each of those."""
 
     def split_of(self, item_id: str) -> Split:
         return self.splits[session_of(item_id)]
@@ -179,4 +183,11 @@ def label_set(
     assigned = store.splits()
     store.save_splits(assign_splits(refs, assigned, test_share, seed))
     splits: dict[str, Split] = {s: a.split for s, a in store.splits().items()}
-    return LabelSet(refs=refs, splits=splits, issues=list(issues))
+    set_causes = store.causes()
+    return LabelSet(
+        refs=refs,
+        splits=splits,
+        issues=list(issues),
+        causes={item: setting.cause for item, setting in set_causes.items()},
+        causes_by={item: setting.set_by for item, setting in set_causes.items()},
+    )

@@ -141,6 +141,9 @@ def disagreements(
             *codes.get((judgment.item_id, judgment.condition), []),
         ]
         cause, evidence = suggest_cause(unit, ref.value, verdict, ref.reasons, step_codes, known)
+        if judgment.item_id in label_set.causes:
+            cause = label_set.causes[judgment.item_id]  # type: ignore[assignment]
+            evidence = f"set by {label_set.causes_by[judgment.item_id]}"
         result.append(
             Disagreement(
                 item_id=judgment.item_id,

@@ -63,6 +63,7 @@ from ._rules import (
 from ._store import (
     AdjudicationStore as AdjudicationStore,
     Adoption as Adoption,
+    CauseSetting as CauseSetting,
     Decision as Decision,
     SplitAssignment as SplitAssignment,
     StepLabel as StepLabel,

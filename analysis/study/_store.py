@@ -76,6 +76,16 @@ class Adoption(BaseModel):
     adopted_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class CauseSetting(BaseModel):
+    """A person's word on why the judge and people disagree on a step (``tsq align
+    --set-cause``): it replaces the cause suggested from the evidence."""
+
+    item_id: str
+    cause: str
+    set_by: str = Field(min_length=1)
+    set_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
 SETUP_WAIT = 30.0
 
 
@@ -125,6 +135,11 @@ class AdjudicationStore:
                 "CREATE TABLE IF NOT EXISTS splits (session_id TEXT PRIMARY KEY,"
                 " split TEXT NOT NULL, stratum TEXT NOT NULL, seed INTEGER NOT NULL,"
                 " test_share REAL NOT NULL, assigned_at TEXT NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS disagreement_causes ("
+                " id INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL,"
+                " cause TEXT NOT NULL, set_by TEXT NOT NULL, set_at TEXT NOT NULL)"
             )
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS adoptions ("
@@ -233,6 +248,21 @@ class AdjudicationStore:
                 " VALUES (:judge_id, :spec_toml, :adopted_by, :adopted_at)",
                 adoption.model_dump(mode="json"),
             )
+
+    def set_cause(self, setting: CauseSetting) -> None:
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT INTO disagreement_causes (item_id, cause, set_by, set_at)"
+                " VALUES (:item_id, :cause, :set_by, :set_at)",
+                setting.model_dump(mode="json"),
+            )
+
+    def causes(self) -> dict[str, CauseSetting]:
+        """The latest cause a person set on each step, by item id."""
+        with self._connect() as conn:
+            conn.row_factory = sqlite3.Row
+            rows = conn.execute("SELECT * FROM disagreement_causes ORDER BY id").fetchall()
+        return {row["item_id"]: CauseSetting.model_validate(dict(row)) for row in rows}
 
     def adoptions(self) -> list[Adoption]:
         """Every adoption, oldest first: the last is the judge in use."""
