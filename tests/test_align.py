@@ -644,3 +644,34 @@ def test_a_cause_a_person_sets_replaces_the_suggested_one(tmp_path):
     changed = next(d for d in after["disagreements"] if d["item_id"] == item)
     assert (changed["cause"], changed["evidence"]) == ("human_error", "set by dana")
     assert dict(map(tuple, after["causes"]))["human_error"] == 1
+
+
+def test_tsq_report_shows_one_judge_and_names_an_unknown_one(tmp_path):
+    from click.testing import CliRunner
+
+    from analysis.cli import cli
+
+    team = read_spec(ALIGNMENT / "specs" / "team-rules.judge.toml").judge_id
+    out = tmp_path / "report.html"
+    paths = [str(ALIGNMENT / "transcripts"), str(ALIGNMENT / "judgments")]
+    run = CliRunner().invoke(cli, ["report", *paths, "--judge", team, "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    assert "60 judgments" in run.output  # one judge's: each of the 60 steps once
+    unknown = CliRunner().invoke(cli, ["report", *paths, "--judge", "nobody", "--out", str(out)])
+    assert unknown.exit_code == 2
+    assert "--judge nobody: no such judge" in unknown.output
+    assert team in unknown.output
+
+
+def test_tsq_agreement_prints_per_class_figures_against_the_reference(tmp_path):
+    labels = analysis.sample_data_dir() / "council_vs_human" / "labels.csv"
+    done = _tsq(
+        "agreement", str(labels), "--resamples", "0", "--reference", "gpt-4o", data_dir=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    headed = [i for i, line in enumerate(lines) if line.startswith("  gpt-4o vs ")]
+    assert headed  # the reference comes first in each of its pairs
+    table = lines[headed[0] + 1]
+    assert table.strip().startswith("per class (gpt-4o the reference)")
+    assert any(line.strip().startswith("balanced accuracy:") for line in lines)
