@@ -6,6 +6,7 @@ from . import (
     council as council,
     export as export,
     findings as findings,
+    index as index,
     ingest as ingest,
     judge as judge,
     llm as llm,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from analysis._align_cli import labels_group
+from analysis._index_cli import index_command, index_path_option, update_or_exit
 
 if TYPE_CHECKING:
     from analysis.export._send import SendPreview
@@ -73,24 +74,44 @@ def cli() -> None:
     type=click.Path(dir_okay=False),
     help="Tool catalog for OpenAI-format trajectories (default: the one beside them).",
 )
-def ingest(paths: tuple[str, ...], as_json: bool, catalog: str | None) -> None:
-    """Load transcripts (files or folders) and print what was found per session.
+@index_path_option
+def ingest(
+    paths: tuple[str, ...], as_json: bool, catalog: str | None, index_path: str | None
+) -> None:
+    """Load transcripts (files or folders) and print what was found per session. With
+    --index, through that index: brought up to date first, then read, not the files.
 
     Exit status: 0 when at least one session was loaded (with or without issues),
     2 when nothing could be loaded.
     """
-    from analysis.ingest._loader import load
-    from analysis.ingest._report import ingest_report
+    if index_path is not None:
+        if catalog is not None:
+            raise click.UsageError("--catalog is for reading the files, not with --index.")
+        report = _indexed_report(paths, index_path)
+    else:
+        from analysis.ingest._loader import load
+        from analysis.ingest._report import ingest_report
 
-    result = load(paths, catalog=catalog)
-    report = ingest_report(result)
+        report = ingest_report(load(paths, catalog=catalog))
     if as_json:
         click.echo(report.model_dump_json())
     else:
         _print_report(report)
-    if not result.sessions:
+    if not report.sessions:
         if not as_json:
             click.echo("Nothing could be loaded from the given paths.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+
+
+def _indexed_report(paths: tuple[str, ...], index_path: str) -> IngestReport:
+    from analysis.index import IndexProblem, IndexReader
+
+    click.echo(update_or_exit(paths, index_path, None), err=True)
+    try:
+        with IndexReader(index_path) as reader:
+            return reader.ingest_report(paths)
+    except IndexProblem as error:
+        click.echo(f"{error}.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
 
 
@@ -1050,6 +1071,7 @@ def council(
 
 
 cli.add_command(labels_group)
+cli.add_command(index_command)
 
 
 @cli.command()

@@ -1,0 +1,435 @@
+"""The on-disk index: each transcript parsed once into DuckDB tables, updated incrementally.
+
+Why DuckDB: one embedded file (no server), transactions (an update killed half-way is rolled
+back, never read as complete), SQL over columnar tables for the collection-wide queries the
+pages and trends need, and Parquet export for sharing beyond one machine.
+
+A file is read again only when its identity changed: its size, modification time and a
+sampled content digest (the head, the tail and evenly spaced blocks, so a same-size rewrite is
+caught without reading gigabytes on every open), its subagent files' included. Files that share
+a model response (a resumed session repeats the history it continues) are loaded together, and
+files of a folder holding OpenAI-format trajectories and catalogs too, so the rows equal what
+``analysis.load`` gives for the same files.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_cache_dir
+from pydantic import BaseModel
+
+from analysis.index._rows import TABLES, Rows, empty_rows, keys_of, load_rows, subagent_files
+from analysis.ingest._loader import discover, load
+from analysis.models import LoadResult
+
+BLOCK = 4096
+SAMPLES = 16
+"""The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
+BATCH_FILES = 400
+"""Files written in one transaction during a build."""
+SCHEMA_VERSION = 1
+
+
+class IndexProblem(RuntimeError):
+    """An index that cannot be used, in one sentence."""
+
+
+class IndexSummary(BaseModel):
+    """What an update did (``tsq index``'s summary line)."""
+
+    path: str
+    new: int
+    changed: int
+    unchanged: int
+    removed: int
+    sessions: int
+    steps: int
+    seconds: float
+    rebuilt: str | None = None
+    """Why the index was rebuilt from nothing (a corrupt file), if it was."""
+
+    def in_words(self) -> str:
+        rebuilt = f" ({self.rebuilt})" if self.rebuilt else ""
+        return (
+            f"{self.new} files new, {self.changed} changed, {self.unchanged} unchanged, "
+            f"{self.removed} removed; {self.sessions:,} sessions, {self.steps:,} steps in "
+            f"{self.path}, {self.seconds:.1f} s{rebuilt}"
+        )
+
+
+def default_index_path() -> Path:
+    """The index under the user's cache folder (``$XDG_CACHE_HOME`` honoured)."""
+    return Path(user_cache_dir("tsq-workbench")) / "index.duckdb"
+
+
+def identity(path: Path) -> str:
+    """A file's identity with its subagent files': sizes, modification times and sampled
+    content digests."""
+    parts = []
+    for file in [path, *subagent_files(path)]:
+        stat = file.stat()
+        digest = hashlib.blake2b(digest_size=16)
+        with file.open("rb") as handle:
+            span = max(stat.st_size - BLOCK, 0)
+            for offset in sorted({span * i // (SAMPLES - 1) for i in range(SAMPLES)}):
+                handle.seek(offset)
+                digest.update(handle.read(BLOCK))
+        parts.append(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}:{digest.hexdigest()}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+@dataclass
+class Parsed:
+    """One file loaded alone, in a worker."""
+
+    path: str
+    display: str
+    identity: str
+    rows: Rows
+    keys: list[str]
+    kind: str
+    files_read: int
+
+
+def _kind(result: LoadResult) -> str:
+    if any(s.format == "claude-code" for s in result.sessions):
+        return "claude-code"
+    if result.catalogs or result.sessions:
+        return "folder-bound"  # OpenAI-format trajectories and catalogs meet in their folder
+    return "judgments" if result.judgments else "other"
+
+
+def parse_file(path: str, display: str) -> Parsed:
+    """Load one file alone (a worker's task); a file that vanished since is an issue."""
+    try:
+        ident = identity(Path(path))
+    except OSError as error:
+        ident = f"unreadable:{error.strerror}"
+    result = load([display])
+    return Parsed(
+        path=path,
+        display=display,
+        identity=ident,
+        rows=load_rows(result, {display: path}),
+        keys=sorted(set(keys_of(result))),
+        kind=_kind(result),
+        files_read=result.files_read,
+    )
+
+
+def _parse_all(
+    todo: Sequence[tuple[str, str]], workers: int, on_file: Callable[[], None] | None
+) -> Iterator[Parsed]:
+    if workers <= 1 or len(todo) < 2 * workers:
+        for path, display in todo:
+            yield parse_file(path, display)
+            if on_file is not None:
+                on_file()
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        paths, displays = zip(*todo, strict=True)
+        for parsed in pool.map(parse_file, paths, displays, chunksize=8):
+            yield parsed
+            if on_file is not None:
+                on_file()
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One update at a time: a second ``tsq index`` waits for the first to finish."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def connect(path: Path, read_only: bool = False) -> Any:
+    """A DuckDB connection to the index; IndexProblem when the file is not a usable index."""
+    import duckdb
+
+    try:
+        conn = duckdb.connect(str(path), read_only=read_only)
+    except (duckdb.Error, OSError) as error:
+        raise IndexProblem(f"{path}: not a usable index ({_first_line(error)})") from None
+    return conn
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _open_for_update(path: Path) -> tuple[Any, str | None]:
+    """The index opened for writing, its tables made; a corrupt one is moved aside and
+    rebuilt, and the sentence saying so returned."""
+    rebuilt = None
+    try:
+        conn = connect(path)
+        _create(conn)
+    except Exception as error:  # duckdb raises many kinds for a damaged file
+        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+        for suffix in ("", ".wal"):
+            damaged = Path(f"{path}{suffix}")
+            if damaged.exists():
+                damaged.rename(Path(f"{aside}{suffix}"))
+        rebuilt = (
+            f"the index was corrupt ({_first_line(error)}): rebuilt, the old one kept as "
+            f"{aside.name}"
+        )
+        conn = connect(path)
+        _create(conn)
+    return conn, rebuilt
+
+
+def _create(conn: Any) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS files (path VARCHAR PRIMARY KEY, display VARCHAR,"
+        " identity VARCHAR, kind VARCHAR, files_read INTEGER, indexed_at TIMESTAMPTZ)"
+    )
+    conn.execute("CREATE TABLE IF NOT EXISTS keys (source_file VARCHAR, key VARCHAR)")
+    conn.execute("CREATE TABLE IF NOT EXISTS state (name VARCHAR PRIMARY KEY, value VARCHAR)")
+    for table, columns in TABLES.items():
+        cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
+    conn.execute(
+        "INSERT OR IGNORE INTO state VALUES ('schema', ?), ('complete', 'false')",
+        [str(SCHEMA_VERSION)],
+    )
+
+
+def _insert(conn: Any, rows: Rows) -> None:
+    import pyarrow as pa
+
+    for table, columns in TABLES.items():
+        if not rows[table]:
+            continue
+        frame = pa.Table.from_pylist(rows[table])
+        conn.register("incoming", frame)
+        names = ", ".join(columns)
+        conn.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM incoming")
+        conn.unregister("incoming")
+
+
+def _forget(conn: Any, paths: Iterable[str]) -> None:
+    gone = sorted(set(paths))
+    if not gone:
+        return
+    import pyarrow as pa
+
+    conn.register("gone", pa.table({"path": gone}))
+    for table in [*TABLES, "keys"]:
+        conn.execute(f"DELETE FROM {table} WHERE source_file IN (SELECT path FROM gone)")
+    conn.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone)")
+    conn.unregister("gone")
+
+
+def _record(conn: Any, parsed: Sequence[Parsed]) -> None:
+    import pyarrow as pa
+
+    now = datetime.now(UTC)
+    conn.register(
+        "recorded",
+        pa.Table.from_pylist(
+            [
+                {
+                    "path": p.path,
+                    "display": p.display,
+                    "identity": p.identity,
+                    "kind": p.kind,
+                    "files_read": p.files_read,
+                    "indexed_at": now,
+                }
+                for p in parsed
+            ]
+        ),
+    )
+    conn.execute("INSERT INTO files SELECT * FROM recorded")
+    conn.unregister("recorded")
+    keys = [{"source_file": p.path, "key": key} for p in parsed for key in p.keys]
+    if keys:
+        conn.register("new_keys", pa.Table.from_pylist(keys))
+        conn.execute("INSERT INTO keys SELECT source_file, key FROM new_keys")
+        conn.unregister("new_keys")
+
+
+def _inside(path: str, roots: Sequence[Path]) -> bool:
+    candidate = Path(path)
+    return any(candidate == root or root in candidate.parents for root in roots)
+
+
+@dataclass
+class _Plan:
+    now: dict[str, str]
+    """Files under the paths given: resolved path -> display name."""
+    stored: dict[str, tuple[str, str]]
+    """Files the index holds: resolved path -> (identity, kind)."""
+    todo: list[tuple[str, str]] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    new: int = 0
+
+
+def _plan(conn: Any, paths: Sequence[str | Path]) -> _Plan:
+    found, _ = discover(paths)
+    now = {str(path.resolve()): display for path, display in found}
+    stored = {
+        path: (ident, kind)
+        for path, ident, kind in conn.execute("SELECT path, identity, kind FROM files").fetchall()
+    }
+    roots = [Path(p).expanduser().resolve() for p in paths]
+    plan = _Plan(now=now, stored=stored)
+    plan.removed = [p for p in stored if p not in now and _inside(p, roots)]
+    for path, display in now.items():
+        try:
+            current = identity(Path(path))
+        except OSError:
+            current = None
+        if path in stored and stored[path][0] == current:
+            plan.unchanged += 1
+        else:
+            plan.new += path not in stored
+            plan.todo.append((path, display))
+    return plan
+
+
+def _together(conn: Any, parsed: dict[str, Parsed], removed: Sequence[str]) -> list[list[str]]:
+    """Groups of files to load together: those sharing a model response with a changed or
+    removed file, and the folders of changed OpenAI-format files and catalogs."""
+    changed = set(parsed) | set(removed)
+    if not changed:
+        return []
+    parent: dict[str, str] = {}
+
+    def find(item: str) -> str:
+        while parent.setdefault(item, item) != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    owners: dict[str, str] = {}
+    stored_keys = conn.execute("SELECT source_file, key FROM keys").fetchall()
+    pairs = [(f, k) for f, k in stored_keys if f not in parsed] + [
+        (p.path, key) for p in parsed.values() for key in p.keys
+    ]
+    for file, key in pairs:
+        if key in owners:
+            parent[find(file)] = find(owners[key])
+        else:
+            owners[key] = file
+    folder_bound = conn.execute("SELECT path FROM files WHERE kind = 'folder-bound'").fetchall()
+    bound = {f for (f,) in folder_bound if f not in parsed} | {
+        p.path for p in parsed.values() if p.kind == "folder-bound"
+    }
+    by_folder: dict[str, str] = {}
+    for file in sorted(bound):
+        folder = str(Path(file).parent)
+        if folder in by_folder:
+            parent[find(file)] = find(by_folder[folder])
+        else:
+            by_folder[folder] = file
+    groups: dict[str, list[str]] = {}
+    for file in parent:
+        groups.setdefault(find(file), []).append(file)
+    return [
+        sorted(members)
+        for members in groups.values()
+        if len(members) > 1 and changed.intersection(members)
+    ]
+
+
+def update_index(
+    paths: Sequence[str | Path],
+    index: str | Path | None = None,
+    workers: int | None = None,
+    on_file: Callable[[], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
+) -> IndexSummary:
+    """Build or update the index over ``paths``: new and changed files are parsed (in
+    parallel on ``workers`` processes, all cores by default), removed files' rows dropped,
+    files sharing history loaded together. Each batch of files is its own transaction and the
+    index is marked complete only at the end, so an update killed half-way is finished by the
+    next one and never read as complete. ``on_plan`` hears how many files will be parsed."""
+    started = time.monotonic()
+    path = Path(index) if index is not None else default_index_path()
+    with _locked(path):
+        conn, rebuilt = _open_for_update(path)
+        try:
+            conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
+            plan = _plan(conn, paths)
+            if on_plan is not None:
+                on_plan(len(plan.todo))
+            parsed: dict[str, Parsed] = {}
+            batch: list[Parsed] = []
+            for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file):
+                parsed[item.path] = item
+                batch.append(item)
+                if len(batch) >= BATCH_FILES:
+                    _write_batch(conn, batch)
+                    batch = []
+            _write_batch(conn, batch)
+            _reload_groups(conn, parsed, plan)
+            conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
+            sessions, steps = (
+                conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
+                for t in ("sessions", "steps")
+            )
+        finally:
+            conn.close()
+    return IndexSummary(
+        path=str(path),
+        new=plan.new,
+        changed=len(plan.todo) - plan.new,
+        unchanged=plan.unchanged,
+        removed=len(plan.removed),
+        sessions=sessions,
+        steps=steps,
+        seconds=time.monotonic() - started,
+        rebuilt=rebuilt,
+    )
+
+
+def _write_batch(conn: Any, batch: Sequence[Parsed]) -> None:
+    if not batch:
+        return
+    conn.execute("BEGIN TRANSACTION")
+    _forget(conn, (p.path for p in batch))
+    rows = empty_rows()
+    for item in batch:
+        for table, table_rows in item.rows.items():
+            rows[table] += table_rows
+    _insert(conn, rows)
+    _record(conn, batch)
+    conn.execute("COMMIT")
+
+
+def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> None:
+    """Removed files out; files that share history (or a folder's catalog) loaded together."""
+    import pyarrow as pa
+
+    conn.execute("BEGIN TRANSACTION")
+    groups = _together(conn, parsed, plan.removed)
+    _forget(conn, plan.removed)
+    displays = dict(conn.execute("SELECT path, display FROM files").fetchall())
+    for group in groups:
+        members = [f for f in group if f in displays]
+        result = load([displays[f] for f in members])
+        rows = load_rows(result, {displays[f]: f for f in members})
+        conn.register("members", pa.table({"path": members}))
+        for table in TABLES:
+            conn.execute(f"DELETE FROM {table} WHERE source_file IN (SELECT path FROM members)")
+        conn.unregister("members")
+        _insert(conn, rows)
+    conn.execute("COMMIT")

@@ -1,0 +1,112 @@
+"""Reading the index: what ``tsq ingest`` reports, from the tables instead of the files."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from analysis.index._build import IndexProblem, connect, default_index_path
+from analysis.ingest._loader import discover
+from analysis.ingest._report import IngestReport, IngestTotals, SessionSummary, _sorted_counts
+from analysis.models import ParseIssue
+
+
+class IndexReader:
+    """A read-only view of a complete index."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_index_path()
+        if not self.path.is_file():
+            raise IndexProblem(f"{self.path}: no index yet (build it with tsq index PATH...)")
+        self.conn: Any = connect(self.path, read_only=True)
+        complete = self.conn.execute("SELECT value FROM state WHERE name = 'complete'").fetchall()
+        if not complete or complete[0][0] != "true":
+            self.conn.close()
+            raise IndexProblem(
+                f"{self.path}: an update was interrupted; run tsq index again to finish it"
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> IndexReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def ingest_report(self, paths: Sequence[str | Path]) -> IngestReport:
+        """The same report ``analysis.ingest_report(analysis.load(paths))`` gives, from the
+        index (which must be up to date for ``paths``: ``update_index`` first)."""
+        found, discover_issues = discover(paths)
+        order = {str(path.resolve()): number for number, (path, _) in enumerate(found)}
+        scope = list(order)
+        q = self._in_scope
+        sessions = q(
+            "SELECT source_file, session_id, source, format, turns, position FROM sessions",
+            scope,
+        )
+        sessions.sort(key=lambda row: (order[row[0]], row[5]))
+        calls: dict[tuple[str, str, bool], Counter[str]] = {}
+        for file, session, in_subagent, name, n in q(
+            "SELECT source_file, session_id, in_subagent, name, count(*) FROM calls",
+            scope,
+            " GROUP BY ALL",
+        ):
+            calls.setdefault((file, session, in_subagent), Counter())[name] = n
+        issues: dict[tuple[str, str | None], list[ParseIssue]] = {}
+        for file, session, shown, line, reason in q(
+            "SELECT source_file, session_id, file, line, reason FROM issues",
+            scope,
+            " ORDER BY source_file, session_id, position",
+        ):
+            issues.setdefault((file, session), []).append(
+                ParseIssue(file=shown, line=line, reason=reason)
+            )
+        summaries = []
+        all_calls: Counter[str] = Counter()
+        all_subagent: Counter[str] = Counter()
+        for file, session_id, source, fmt, turns, _ in sessions:
+            own = calls.get((file, session_id, False), Counter())
+            sub = calls.get((file, session_id, True), Counter())
+            all_calls.update(own)
+            all_subagent.update(sub)
+            summaries.append(
+                SessionSummary(
+                    session_id=session_id,
+                    source=source,
+                    format=fmt,
+                    turns=turns,
+                    tool_calls=_sorted_counts(own),
+                    subagent_tool_calls=_sorted_counts(sub),
+                    issues=issues.get((file, session_id), []),
+                )
+            )
+        file_issues = list(discover_issues)
+        for file in sorted({f for f, s in issues if s is None}, key=lambda f: order.get(f, -1)):
+            file_issues += issues[file, None]
+        files_read = sum(n for (n,) in q("SELECT files_read FROM files", scope, path_column="path"))
+        totals = IngestTotals(
+            files=files_read,
+            sessions=len(summaries),
+            turns=sum(s.turns for s in summaries),
+            tool_calls=_sorted_counts(all_calls),
+            subagent_tool_calls=_sorted_counts(all_subagent),
+            issues=len(file_issues) + sum(len(s.issues) for s in summaries),
+            file_issues=file_issues,
+        )
+        return IngestReport(sessions=summaries, totals=totals)
+
+    def _in_scope(
+        self, query: str, scope: list[str], tail: str = "", path_column: str = "source_file"
+    ) -> list[tuple[Any, ...]]:
+        import pyarrow as pa
+
+        self.conn.register("scope", pa.table({"path": scope}))
+        try:
+            where = f" WHERE {path_column} IN (SELECT path FROM scope)"
+            return list(self.conn.execute(query + where + tail).fetchall())
+        finally:
+            self.conn.unregister("scope")

@@ -1,0 +1,208 @@
+"""What the index keeps of a load: one row per session, turn, step, call, issue and judgment,
+each carrying the file it came from (``source_file``: the resolved path of the transcript that
+holds it, subagent files counting as their session's)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from analysis.models import LoadResult, ParseIssue, Session
+from analysis.render._steps import select_steps
+
+TABLES: dict[str, dict[str, str]] = {
+    "sessions": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "source": "VARCHAR",
+        "format": "VARCHAR",
+        "title": "VARCHAR",
+        "cwd": "VARCHAR",
+        "agent_version": "VARCHAR",
+        "first_ask": "VARCHAR",
+        "started_at": "TIMESTAMPTZ",
+        "turns": "INTEGER",
+        "position": "INTEGER",
+    },
+    "turns": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "turn_index": "INTEGER",
+        "ask": "VARCHAR",
+        "timestamp": "TIMESTAMPTZ",
+        "agent_version": "VARCHAR",
+        "responses": "INTEGER",
+    },
+    "steps": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "turn_index": "INTEGER",
+        "step_index": "INTEGER",
+        "parent_call_id": "VARCHAR",
+        "message_id": "VARCHAR",
+        "model": "VARCHAR",
+        "calls": "INTEGER",
+    },
+    "calls": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "turn_index": "INTEGER",
+        "name": "VARCHAR",
+        "is_error": "BOOLEAN",
+        "in_subagent": "BOOLEAN",
+        "position": "INTEGER",
+    },
+    "issues": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "file": "VARCHAR",
+        "line": "INTEGER",
+        "reason": "VARCHAR",
+        "position": "INTEGER",
+    },
+    "judgments": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "turn_index": "INTEGER",
+        "step_index": "INTEGER",
+        "parent_call_id": "VARCHAR",
+        "condition": "VARCHAR",
+        "judge": "VARCHAR",
+        "judge_id": "VARCHAR",
+        "model": "VARCHAR",
+        "score": "DOUBLE",
+        "n_valid": "INTEGER",
+        "n_requested": "INTEGER",
+    },
+}
+"""Each table's columns and DuckDB types, in order."""
+
+Rows = dict[str, list[dict[str, Any]]]
+
+
+def _session_rows(session: Session, source_file: str, position: int, rows: Rows) -> None:
+    first = next((turn for turn in session.turns), None)
+    rows["sessions"].append(
+        {
+            "source_file": source_file,
+            "session_id": session.session_id,
+            "source": session.source,
+            "format": session.format,
+            "title": session.title,
+            "cwd": session.cwd,
+            "agent_version": session.agent_version,
+            "first_ask": first.ask[:500] if first else None,
+            "started_at": first.timestamp if first else None,
+            "turns": len(session.turns),
+            "position": position,
+        }
+    )
+    for turn in session.turns:
+        rows["turns"].append(
+            {
+                "source_file": source_file,
+                "session_id": session.session_id,
+                "turn_index": turn.index,
+                "ask": turn.ask[:500],
+                "timestamp": turn.timestamp,
+                "agent_version": turn.agent_version,
+                "responses": len(turn.messages),
+            }
+        )
+    for step in select_steps(session, "all", text_steps=False, subagents=True):
+        rows["steps"].append(
+            {
+                "source_file": source_file,
+                "session_id": session.session_id,
+                "turn_index": step.turn.index,
+                "step_index": step.index,
+                "parent_call_id": step.parent_call_id,
+                "message_id": step.message_id,
+                "model": step.message.model,
+                "calls": len(step.message.tool_calls),
+            }
+        )
+    calls = [(call, False) for call in session.tool_calls()]
+    calls += [(call, True) for call in session.subagent_tool_calls()]
+    turn_of = {call.id: turn.index for turn in session.turns for call in turn.tool_calls()}
+    for number, (call, in_subagent) in enumerate(calls):
+        rows["calls"].append(
+            {
+                "source_file": source_file,
+                "session_id": session.session_id,
+                "turn_index": turn_of.get(call.id),
+                "name": call.name,
+                "is_error": bool(call.result and call.result.is_error),
+                "in_subagent": in_subagent,
+                "position": number,
+            }
+        )
+    _issue_rows(session.issues, source_file, session.session_id, rows)
+
+
+def _issue_rows(
+    issues: list[ParseIssue], source_file: str, session_id: str | None, rows: Rows
+) -> None:
+    for number, issue in enumerate(issues):
+        rows["issues"].append(
+            {
+                "source_file": source_file,
+                "session_id": session_id,
+                "file": issue.file,
+                "line": issue.line,
+                "reason": issue.reason,
+                "position": number,
+            }
+        )
+
+
+def empty_rows() -> Rows:
+    return {table: [] for table in TABLES}
+
+
+def load_rows(result: LoadResult, files: dict[str, str]) -> Rows:
+    """The rows of a load; ``files`` maps each file's display name to its resolved path (the
+    ``source_file`` its rows carry). Issues of files outside the map keep their display name."""
+    rows = empty_rows()
+    for position, session in enumerate(result.sessions):
+        _session_rows(session, files.get(session.source, session.source), position, rows)
+    for issue in result.issues:
+        _issue_rows([issue], files.get(issue.file, issue.file), None, rows)
+    judged_in = next(iter(files.values())) if len(files) == 1 else None  # a judgments file
+    for judgment in result.judgments:
+        rows["judgments"].append(
+            {
+                "source_file": judged_in,
+                "session_id": judgment.session_id,
+                "turn_index": judgment.turn_index,
+                "step_index": judgment.step_index,
+                "parent_call_id": judgment.parent_call_id,
+                "condition": judgment.condition,
+                "judge": judgment.judge_id or judgment.model,
+                "judge_id": judgment.judge_id,
+                "model": judgment.model,
+                "score": judgment.score,
+                "n_valid": judgment.n_valid,
+                "n_requested": judgment.n_requested,
+            }
+        )
+    return rows
+
+
+def keys_of(result: LoadResult) -> Iterator[str]:
+    """What ties a file to another in a load: its responses' ids (a resumed session repeats
+    the history it continues, ids and all), so that such files are loaded together and the
+    repeats are dropped as ``analysis.load`` drops them."""
+    for session in result.sessions:
+        if session.format != "claude-code":
+            continue
+        for turn in session.turns:
+            for message in turn.messages:
+                yield f"m:{message.id}"
+
+
+def subagent_files(path: Path) -> list[Path]:
+    """The subagent transcripts Claude Code keeps beside a session's file."""
+    folder = path.with_suffix("") / "subagents"
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
