@@ -34,7 +34,7 @@ from analysis.ingest._loader import discover, load
 from analysis.models import LoadResult
 
 BLOCK = 4096
-SAMPLES = 16
+SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
@@ -74,18 +74,19 @@ def default_index_path() -> Path:
 
 
 def identity(path: Path) -> str:
-    """A file's identity with its subagent files': sizes, modification times and sampled
-    content digests."""
+    """A file's identity with its subagent files': sizes, modification times, inodes and a
+    digest of sampled blocks (head, tail and between)."""
     parts = []
     for file in [path, *subagent_files(path)]:
-        stat = file.stat()
-        digest = hashlib.blake2b(digest_size=16)
-        with file.open("rb") as handle:
+        with open(file, "rb") as handle:
+            stat = os.fstat(handle.fileno())
             span = max(stat.st_size - BLOCK, 0)
+            digest = hashlib.blake2b(digest_size=16)
             for offset in sorted({span * i // (SAMPLES - 1) for i in range(SAMPLES)}):
-                handle.seek(offset)
-                digest.update(handle.read(BLOCK))
-        parts.append(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}:{digest.hexdigest()}")
+                digest.update(os.pread(handle.fileno(), BLOCK, offset))
+        parts.append(
+            f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}:{digest.hexdigest()}"
+        )
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -103,10 +104,12 @@ class Parsed:
 
 
 def _kind(result: LoadResult) -> str:
-    if any(s.format == "claude-code" for s in result.sessions):
-        return "claude-code"
-    if result.catalogs or result.sessions:
-        return "folder-bound"  # OpenAI-format trajectories and catalogs meet in their folder
+    """``folder-bound`` for what meets other files of its folder in a load: OpenAI-format
+    trajectories and the catalogs attached to them."""
+    if result.catalogs or any(s.format == "openai" for s in result.sessions):
+        return "folder-bound"
+    if result.sessions:
+        return result.sessions[0].format
     return "judgments" if result.judgments else "other"
 
 
@@ -284,7 +287,7 @@ class _Plan:
 
 def _plan(conn: Any, paths: Sequence[str | Path]) -> _Plan:
     found, _ = discover(paths)
-    now = {str(path.resolve()): display for path, display in found}
+    now = {os.path.realpath(path): display for path, display in found}
     stored = {
         path: (ident, kind)
         for path, ident, kind in conn.execute("SELECT path, identity, kind FROM files").fetchall()
@@ -367,10 +370,12 @@ def update_index(
     with _locked(path):
         conn, rebuilt = _open_for_update(path)
         try:
-            conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
             plan = _plan(conn, paths)
             if on_plan is not None:
                 on_plan(len(plan.todo))
+            if not plan.todo and not plan.removed and _complete(conn):
+                return _summary(conn, path, plan, started, rebuilt)  # nothing to write
+            conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
             parsed: dict[str, Parsed] = {}
             batch: list[Parsed] = []
             for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file):
@@ -382,12 +387,23 @@ def update_index(
             _write_batch(conn, batch)
             _reload_groups(conn, parsed, plan)
             conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
-            sessions, steps = (
-                conn.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-                for t in ("sessions", "steps")
-            )
+            return _summary(conn, path, plan, started, rebuilt)
         finally:
             conn.close()
+
+
+def _complete(conn: Any) -> bool:
+    state = conn.execute("SELECT value FROM state WHERE name = 'complete'").fetchall()
+    return bool(state) and state[0][0] == "true"
+
+
+def _summary(
+    conn: Any, path: Path, plan: _Plan, started: float, rebuilt: str | None
+) -> IndexSummary:
+    sessions, steps = (
+        conn.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+        for table in ("sessions", "steps")
+    )
     return IndexSummary(
         path=str(path),
         new=plan.new,

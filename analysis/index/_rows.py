@@ -4,6 +4,7 @@ holds it, subagent files counting as their session's)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -195,7 +196,7 @@ def keys_of(result: LoadResult) -> Iterator[str]:
     the history it continues, ids and all), so that such files are loaded together and the
     repeats are dropped as ``analysis.load`` drops them."""
     for session in result.sessions:
-        if session.format != "claude-code":
+        if not session.format.startswith("claude-code"):
             continue
         for turn in session.turns:
             for message in turn.messages:
@@ -204,5 +205,13 @@ def keys_of(result: LoadResult) -> Iterator[str]:
 
 def subagent_files(path: Path) -> list[Path]:
     """The subagent transcripts Claude Code keeps beside a session's file."""
-    folder = path.with_suffix("") / "subagents"
-    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+    folder = os.path.join(os.path.splitext(path)[0], "subagents")
+    try:
+        names = os.listdir(folder)
+    except OSError:  # no such folder: most sessions
+        return []
+    return [
+        Path(folder, name)
+        for name in sorted(names)
+        if name.startswith("agent-") and name.endswith(".jsonl")
+    ]
