@@ -57,3 +57,92 @@ def index_command(paths: tuple[str, ...], index_path: str | None, workers: int |
     Exit status: 0 done; 2 the index cannot be used or written.
     """
     click.echo(update_or_exit(paths, index_path, workers))
+
+
+def _shifted(value: str) -> tuple[str, str]:
+    first, sep, second = value.partition("..")
+    if not sep or not first or not second:
+        raise click.BadParameter("give two groups as A..B (e.g. 2.1.29..2.1.30)")
+    return first, second
+
+
+@click.command(name="trends")
+@click.argument("paths", nargs=-1, required=True)
+@index_path_option
+@click.option(
+    "--by",
+    type=click.Choice(["tool", "model", "version", "project", "week"]),
+    default="week",
+    show_default=True,
+    help="What to group the judged steps by.",
+)
+@click.option("--judge", "judge_name", help="Whose judgments (default: the judge with most).")
+@click.option(
+    "--compare",
+    help="Two groups of --by as A..B: the change in TSQ with its interval, and the tools "
+    "that moved most.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+def trends_command(
+    paths: tuple[str, ...],
+    index_path: str | None,
+    by: str,
+    judge_name: str | None,
+    compare: str | None,
+    as_json: bool,
+) -> None:
+    """TSQ across the collection under PATHS, per tool, model, agent version, project or week,
+    each with its 95% interval; with --compare, two groups against each other. Reads through
+    the index (brought up to date first).
+
+    Exit status: 0 done; 2 the index cannot be used, or no step was judged.
+    """
+    import json
+
+    from analysis.index import IndexProblem, IndexReader, moved_most, shift, step_scores, trends
+
+    pair = _shifted(compare) if compare else None
+    click.echo(update_or_exit(paths, index_path, None), err=True)
+    try:
+        with IndexReader(index_path) as reader:
+            steps = step_scores(reader, judge_name)
+    except IndexProblem as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+    if not steps["judged"].any():
+        click.echo("No step under PATHS was judged (by that judge): run tsq judge.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+    dimension = "tool" if by == "tool" else by  # click has checked it
+    table = trends(steps, dimension)  # type: ignore[arg-type]
+    moved = shift(steps, dimension, *pair) if pair else None  # type: ignore[arg-type]
+    tools = (
+        moved_most(steps, dimension, *pair) if pair and by != "tool" else []  # type: ignore[arg-type]
+    )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "judge": steps["judge"][0],
+                    "by": by,
+                    "groups": table.to_dicts(),
+                    "compare": moved.model_dump() if moved else None,
+                    "moved_most": [t.model_dump() for t in tools],
+                }
+            )
+        )
+        return
+    click.echo(f"judge: {steps['judge'][0]}; {int(steps['judged'].sum())} judged steps")
+    for row in table.iter_rows(named=True):
+        tsq = "n/a" if row["tsq"] is None else f"{row['tsq']:.2f}"
+        interval = (
+            f" [{row['tsq_low']:.2f}, {row['tsq_high']:.2f}]" if row["tsq_low"] is not None else ""
+        )
+        split = "" if row["split_share"] is None else f", {row['split_share']:.0%} split votes"
+        click.echo(
+            f"  {row[by]}: TSQ {tsq}{interval} on {row['judged']} of {row['steps']} steps"
+            f"{split}; {row['calls']} calls, {row['errors']} errors"
+        )
+    if moved is not None:
+        click.echo(moved.in_words())
+        for tool in tools:
+            click.echo(f"  {tool.by}: {tool.in_words()}")

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 import click
 
 from analysis._align_cli import labels_group
-from analysis._index_cli import index_command, index_path_option, update_or_exit
+from analysis._index_cli import (
+    index_command,
+    index_path_option,
+    trends_command,
+    update_or_exit,
+)
 
 if TYPE_CHECKING:
     from analysis.export._send import SendPreview
@@ -1072,6 +1077,7 @@ def council(
 
 cli.add_command(labels_group)
 cli.add_command(index_command)
+cli.add_command(trends_command)
 
 
 @cli.command()

@@ -215,3 +215,17 @@ def test_tsq_ingest_through_the_index_prints_what_the_direct_path_prints(tmp_pat
 def test_reading_a_missing_index_says_how_to_build_it(tmp_path):
     with pytest.raises(IndexProblem, match="tsq index"):
         IndexReader(tmp_path / "none.duckdb")
+
+
+def test_an_index_of_an_older_layout_is_rebuilt_saying_so(tmp_path):
+    import duckdb
+
+    index = tmp_path / "index.duckdb"
+    update_index([SAMPLES / "transcripts"], index)
+    with duckdb.connect(str(index)) as conn:
+        conn.execute("UPDATE state SET value = '0' WHERE name = 'schema'")
+    summary = update_index([SAMPLES / "transcripts"], index)
+    assert summary.rebuilt == "the index was of an older layout (version 0): rebuilt"
+    assert summary.unchanged == 0  # every file read again
+    assert summary.new > 0
+    assert through(index, [SAMPLES / "transcripts"]) == direct([SAMPLES / "transcripts"])

@@ -13,3 +13,12 @@ from ._read import (
 from ._rows import (
     TABLES as TABLES,
 )
+from ._trends import (
+    DIMENSIONS as DIMENSIONS,
+    Shift as Shift,
+    moved_most as moved_most,
+    shift as shift,
+    step_scores as step_scores,
+    trend_chart as trend_chart,
+    trends as trends,
+)

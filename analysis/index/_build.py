@@ -38,7 +38,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class IndexProblem(RuntimeError):
@@ -194,6 +194,12 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
         )
         conn = connect(path)
         _create(conn)
+    schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
+    if schema and schema[0][0] != str(SCHEMA_VERSION):
+        for table in [*TABLES, "files", "keys", "state"]:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        _create(conn)
+        rebuilt = f"the index was of an older layout (version {schema[0][0]}): rebuilt"
     return conn, rebuilt
 
 

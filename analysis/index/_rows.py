@@ -20,6 +20,7 @@ TABLES: dict[str, dict[str, str]] = {
         "format": "VARCHAR",
         "title": "VARCHAR",
         "cwd": "VARCHAR",
+        "project": "VARCHAR",
         "agent_version": "VARCHAR",
         "first_ask": "VARCHAR",
         "started_at": "TIMESTAMPTZ",
@@ -44,6 +45,10 @@ TABLES: dict[str, dict[str, str]] = {
         "message_id": "VARCHAR",
         "model": "VARCHAR",
         "calls": "INTEGER",
+        "tools": "VARCHAR[]",
+        "errors": "INTEGER",
+        "agent_version": "VARCHAR",
+        "timestamp": "TIMESTAMPTZ",
     },
     "calls": {
         "source_file": "VARCHAR",
@@ -92,6 +97,7 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
             "format": session.format,
             "title": session.title,
             "cwd": session.cwd,
+            "project": Path(source_file).parent.name,
             "agent_version": session.agent_version,
             "first_ask": first.ask[:500] if first else None,
             "started_at": first.timestamp if first else None,
@@ -122,6 +128,12 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
                 "message_id": step.message_id,
                 "model": step.message.model,
                 "calls": len(step.message.tool_calls),
+                "tools": list(dict.fromkeys(call.name for call in step.message.tool_calls)),
+                "errors": sum(
+                    bool(c.result and c.result.is_error) for c in step.message.tool_calls
+                ),
+                "agent_version": step.turn.agent_version or session.agent_version,
+                "timestamp": step.message.timestamp or step.turn.timestamp,
             }
         )
     calls = [(call, False) for call in session.tool_calls()]

@@ -1,0 +1,211 @@
+"""Trends across a collection: where tool choice got better or worse.
+
+From the index: each judged step's TSQ (its fraction of votes ``correct``, under the ``full``
+condition, one judge) with what it was — the tools it called, the model, the agent version,
+the project, the week — then per group the mean TSQ with its 95% interval, the split-vote and
+unscored shares, calls and tool errors; and two groups (two periods, two versions) compared,
+with the interval of the difference and the tools that moved most.
+
+Intervals are percentile bootstraps over steps (1,000 resamples, seed 0) for groups of up to
+``BOOTSTRAP_MAX`` steps and the normal approximation above, where the two agree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import altair as alt
+import numpy as np
+import polars as pl
+from pydantic import BaseModel
+
+from analysis.index._read import IndexReader
+
+Dimension = Literal["tool", "model", "version", "project", "week"]
+DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
+RESAMPLES = 1000
+BOOTSTRAP_MAX = 2000
+Z95 = 1.959964
+
+STEP_QUERY = """
+SELECT s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.tools, s.calls,
+       s.errors, s.model, s.agent_version AS version, x.project,
+       strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week,
+       j.judge, j.score
+FROM steps s
+JOIN sessions x USING (source_file, session_id)
+LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full') j
+  ON j.session_id = s.session_id AND j.turn_index = s.turn_index
+ AND j.step_index = s.step_index
+ AND coalesce(j.parent_call_id, '') = coalesce(s.parent_call_id, '')
+"""
+
+
+def step_scores(reader: IndexReader, judge: str | None = None) -> pl.DataFrame:
+    """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
+    judgments): a step that judge did not judge has ``score`` null and ``judged`` false."""
+    frame = pl.from_arrow(reader.conn.sql(STEP_QUERY).to_arrow_table())
+    assert isinstance(frame, pl.DataFrame)
+    judges = frame.drop_nulls("judge").group_by("judge").len().sort("len", descending=True)
+    chosen = judge if judge is not None else (judges["judge"][0] if judges.height else None)
+    keys = ["session_id", "turn_index", "step_index", "parent_call_id"]
+    mine = frame.filter(pl.col("judge") == chosen) if chosen is not None else frame.clear()
+    steps = frame.drop("judge", "score").unique(keys, maintain_order=True)
+    return steps.join(
+        mine.select(*keys, "score"), on=keys, how="left", nulls_equal=True
+    ).with_columns(pl.col("score").is_not_null().alias("judged"), pl.lit(chosen).alias("judge"))
+
+
+def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None]:
+    n = scores.size
+    if n < 2:
+        return None, None
+    if n > BOOTSTRAP_MAX:
+        half = Z95 * float(scores.std(ddof=1)) / math.sqrt(n)
+        mean = float(scores.mean())
+        return mean - half, mean + half
+    draws = np.random.default_rng(seed).integers(0, n, size=(RESAMPLES, n))
+    low, high = np.percentile(scores[draws].mean(axis=1), [2.5, 97.5])
+    return float(low), float(high)
+
+
+def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
+    """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, split-vote and
+    unscored shares (of the judged and of all steps), tool calls and tool errors. A step that
+    called several tools counts in each tool's group."""
+    column = {"tool": "tools", "version": "version"}.get(by, by)
+    grouped = steps.explode("tools") if by == "tool" else steps
+    rows = []
+    for (group,), part in grouped.group_by(column, maintain_order=True):
+        scores = part["score"].drop_nulls().to_numpy().astype(float)
+        low, high = _interval(scores, seed)
+        rows.append(
+            {
+                by: group,
+                "steps": part.height,
+                "judged": scores.size,
+                "tsq": float(scores.mean()) if scores.size else None,
+                "tsq_low": low,
+                "tsq_high": high,
+                "split_share": float(((scores > 0) & (scores < 1)).mean()) if scores.size else None,
+                "unjudged_share": 1 - scores.size / part.height,
+                "calls": int(part["calls"].sum()),
+                "errors": int(part["errors"].sum()),
+            }
+        )
+    frame = pl.DataFrame(rows, infer_schema_length=None)
+    return frame.sort(by, nulls_last=True) if frame.height else frame
+
+
+class Shift(BaseModel):
+    """Group ``b`` against group ``a`` of one dimension: the difference of mean TSQ, b - a."""
+
+    by: str
+    a: str
+    b: str
+    n_a: int
+    n_b: int
+    tsq_a: float | None
+    tsq_b: float | None
+    diff: float | None
+    diff_low: float | None
+    diff_high: float | None
+    verdict: str
+    """``worse``, ``better`` or ``no measurable change``: the interval decides."""
+
+    def in_words(self) -> str:
+        if self.diff is None or self.tsq_a is None or self.tsq_b is None:
+            return f"{self.by} {self.a} vs {self.b}: not enough judged steps to compare."
+        interval = (
+            f" [{self.diff_low:+.2f}, {self.diff_high:+.2f}]"
+            if self.diff_low is not None and self.diff_high is not None
+            else ""
+        )
+        head = (
+            f"TSQ {self.tsq_a:.2f} ({self.n_a} steps) at {self.by} {self.a}, {self.tsq_b:.2f} "
+            f"({self.n_b} steps) at {self.b}: {self.diff:+.2f}{interval}"
+        )
+        if self.verdict == "no measurable change":
+            return head + ", no measurable change (the interval holds 0)."
+        return head + f", {self.verdict}."
+
+
+def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> Shift:
+    """Two groups of ``by`` compared: the interval of the difference of their means (the
+    same resampling as :func:`trends`, each group resampled on its own)."""
+    column = {"tool": "tools"}.get(by, by)
+    grouped = steps.explode("tools") if by == "tool" else steps
+    values = grouped.with_columns(pl.col(column).cast(pl.String).alias("group"))
+    first, second = (
+        values.filter(pl.col("group") == name)["score"].drop_nulls().to_numpy().astype(float)
+        for name in (a, b)
+    )
+    diff = low = high = None
+    if first.size >= 2 and second.size >= 2:
+        diff = float(second.mean() - first.mean())
+        if max(first.size, second.size) > BOOTSTRAP_MAX:
+            half = Z95 * math.sqrt(
+                first.var(ddof=1) / first.size + second.var(ddof=1) / second.size
+            )
+            low, high = diff - half, diff + half
+        else:
+            rng = np.random.default_rng(seed)
+            means = [
+                sample[rng.integers(0, sample.size, size=(RESAMPLES, sample.size))].mean(axis=1)
+                for sample in (first, second)
+            ]
+            low, high = (float(v) for v in np.percentile(means[1] - means[0], [2.5, 97.5]))
+    verdict = "no measurable change"
+    if low is not None and high is not None and (low > 0 or high < 0):
+        verdict = "better" if low > 0 else "worse"
+    return Shift(
+        by=by,
+        a=a,
+        b=b,
+        n_a=int(first.size),
+        n_b=int(second.size),
+        tsq_a=float(first.mean()) if first.size else None,
+        tsq_b=float(second.mean()) if second.size else None,
+        diff=diff,
+        diff_low=low,
+        diff_high=high,
+        verdict=verdict,
+    )
+
+
+def moved_most(steps: pl.DataFrame, by: Dimension, a: str, b: str, top: int = 5) -> list[Shift]:
+    """Per tool, its shift between ``a`` and ``b`` of ``by``: the largest moves first."""
+    column = {"version": "version"}.get(by, by)
+    shifts = []
+    for tool in steps.explode("tools")["tools"].drop_nulls().unique().sort():
+        of_tool = steps.filter(pl.col("tools").list.contains(tool))
+        moved = shift(of_tool, by, a, b)
+        if moved.diff is not None:
+            shifts.append(moved.model_copy(update={"by": f"{column}, {tool} steps"}))
+    return sorted(shifts, key=lambda s: -abs(s.diff or 0.0))[:top]
+
+
+def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
+    """Mean TSQ per group with its 95% interval: a line over weeks, points elsewhere."""
+    data = frame.drop_nulls("tsq").to_pandas()
+    kind = "T" if by == "week" else "N"
+    x = alt.X(f"{by}:{kind}", title=by, sort=None)
+    y = alt.Y(
+        "tsq:Q", title="mean TSQ of judged steps (95% interval)", scale=alt.Scale(domain=[0, 1])
+    )
+    base = alt.Chart(data).encode(x=x)
+    band = base.mark_errorbar(ticks=True).encode(y="tsq_low:Q", y2="tsq_high:Q")
+    mark = base.mark_line(point=True) if by == "week" else base.mark_point(filled=True, size=70)
+    line = mark.encode(
+        y=y,
+        tooltip=[
+            by,
+            "judged",
+            alt.Tooltip("tsq:Q", format=".2f"),
+            alt.Tooltip("tsq_low:Q", format=".2f"),
+            alt.Tooltip("tsq_high:Q", format=".2f"),
+        ],
+    )
+    chart: alt.LayerChart = (band + line).properties(title=f"TSQ by {by}")
+    return chart

@@ -1,0 +1,135 @@
+"""Trends from the index, against figures computed here from the raw transcripts and judgment
+files: TSQ per tool, and a change between two agent versions with its interval."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import analysis
+from analysis.index import IndexReader, shift, step_scores, trends, update_index
+
+ALIGNMENT = analysis.sample_data_dir() / "alignment"
+TEAM = "team-rules"
+
+
+def _judge_id(name: str) -> str:
+    return json.loads((ALIGNMENT / "judgments" / f"{name}.judgments.jsonl").open().readline())[
+        "judge_id"
+    ]
+
+
+def _raw_steps(folder: Path) -> dict[tuple[str, int], tuple[str, str]]:
+    """(session, turn) -> (tool called, version), read from the records themselves: each turn
+    of these sessions is one ask and one response with one call."""
+    steps = {}
+    for path in folder.glob("*.jsonl"):
+        turn = -1
+        for record in map(json.loads, path.read_text().splitlines()):
+            content = record.get("message", {}).get("content")
+            if record["type"] == "user" and isinstance(content, str):
+                turn += 1
+            elif record["type"] == "assistant":
+                tool = next(block["name"] for block in content if block["type"] == "tool_use")
+                steps[record["sessionId"], turn] = (tool, record["version"])
+    return steps
+
+
+def _scores(name: str) -> dict[tuple[str, int], float]:
+    lines = (ALIGNMENT / "judgments" / f"{name}.judgments.jsonl").read_text().splitlines()
+    return {(j["session_id"], j["turn_index"]): j["score"] for j in map(json.loads, lines)}
+
+
+@pytest.fixture
+def two_versions(tmp_path) -> Path:
+    """The alignment sample with its later half of sessions on agent version 2.1.40."""
+    folder = tmp_path / "sessions"
+    shutil.copytree(ALIGNMENT / "transcripts", folder)
+    for path in sorted(folder.glob("*.jsonl"))[15:]:
+        path.write_text(path.read_text().replace('"version":"2.1.39"', '"version":"2.1.40"'))
+    shutil.copytree(ALIGNMENT / "judgments", tmp_path / "judgments")
+    return tmp_path
+
+
+def test_tsq_per_tool_equals_the_raw_figures(two_versions, tmp_path):
+    index = tmp_path / "index.duckdb"
+    update_index([two_versions], index)
+    with IndexReader(index) as reader:
+        steps = step_scores(reader, _judge_id(TEAM))
+    table = {row["tool"]: row for row in trends(steps, "tool").iter_rows(named=True)}
+    raw, scores = _raw_steps(two_versions / "sessions"), _scores(TEAM)
+    for tool in {tool for tool, _ in raw.values()}:
+        expected = [scores[key] for key, (called, _) in raw.items() if called == tool]
+        assert table[tool]["judged"] == len(expected)
+        assert table[tool]["tsq"] == pytest.approx(np.mean(expected))
+        assert table[tool]["tsq_low"] <= table[tool]["tsq"] <= table[tool]["tsq_high"]
+
+
+def test_a_change_between_versions_comes_with_its_interval(two_versions, tmp_path):
+    index = tmp_path / "index.duckdb"
+    update_index([two_versions], index)
+    with IndexReader(index) as reader:
+        steps = step_scores(reader, _judge_id("default"))
+    raw, scores = _raw_steps(two_versions / "sessions"), _scores("default")
+    by_version = {
+        version: [scores[key] for key, (_, v) in raw.items() if v == version]
+        for version in ("2.1.39", "2.1.40")
+    }
+    moved = shift(steps, "version", "2.1.39", "2.1.40")
+    assert (moved.n_a, moved.n_b) == (len(by_version["2.1.39"]), len(by_version["2.1.40"]))
+    expected = np.mean(by_version["2.1.40"]) - np.mean(by_version["2.1.39"])
+    assert moved.diff == pytest.approx(expected)
+    assert moved.diff_low <= moved.diff <= moved.diff_high
+    inside = moved.diff_low <= 0 <= moved.diff_high
+    assert (moved.verdict == "no measurable change") == inside
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "trends",
+            str(two_versions),
+            "--index",
+            str(index),
+            "--by",
+            "version",
+            "--judge",
+            _judge_id("default"),
+            "--compare",
+            "2.1.39..2.1.40",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["compare"]["diff"] == pytest.approx(expected)
+    assert {g["version"] for g in report["groups"]} == {"2.1.39", "2.1.40"}
+
+
+def test_trends_say_so_when_nothing_was_judged(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "trends",
+            str(ALIGNMENT / "transcripts"),
+            "--index",
+            str(tmp_path / "index.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "No step under PATHS was judged" in done.stderr
+    assert "Traceback" not in done.stderr
