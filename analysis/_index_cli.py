@@ -50,13 +50,31 @@ def update_or_exit(paths: tuple[str, ...], index_path: str | None, workers: int 
     type=click.IntRange(1, 64),
     help="Processes parsing files at once (default: every core).",
 )
-def index_command(paths: tuple[str, ...], index_path: str | None, workers: int | None) -> None:
+@click.option(
+    "--parquet",
+    "parquet_dir",
+    type=click.Path(file_okay=False),
+    help="Also write the tables as Parquet here (replaced), partitioned by project and month.",
+)
+def index_command(
+    paths: tuple[str, ...], index_path: str | None, workers: int | None, parquet_dir: str | None
+) -> None:
     """Build or update the index of the transcripts under PATHS: new and changed files are
     parsed, removed ones dropped, the rest left alone; prints one summary line.
 
     Exit status: 0 done; 2 the index cannot be used or written.
     """
     click.echo(update_or_exit(paths, index_path, workers))
+    if parquet_dir is not None:
+        from analysis.index import IndexProblem, export_parquet
+
+        try:
+            written = export_parquet(index_path, parquet_dir)
+        except (IndexProblem, OSError) as error:
+            click.echo(f"{parquet_dir}: cannot be written ({error}).", err=True)
+            sys.exit(EXIT_UNUSABLE)
+        counts = ", ".join(f"{table} {n:,}" for table, n in written.items())
+        click.echo(f"Wrote Parquet to {parquet_dir}: {counts}")
 
 
 def _shifted(value: str) -> tuple[str, str]:
@@ -67,8 +85,15 @@ def _shifted(value: str) -> tuple[str, str]:
 
 
 @click.command(name="trends")
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @index_path_option
+@click.option(
+    "--parquet",
+    "parquet_dir",
+    type=click.Path(file_okay=False, exists=True),
+    help="Read the tables of tsq index --parquet folders (several machines' put together) "
+    "instead of PATHS.",
+)
 @click.option(
     "--by",
     type=click.Choice(["tool", "model", "version", "project", "week"]),
@@ -86,6 +111,7 @@ def _shifted(value: str) -> tuple[str, str]:
 def trends_command(
     paths: tuple[str, ...],
     index_path: str | None,
+    parquet_dir: str | None,
     by: str,
     judge_name: str | None,
     compare: str | None,
@@ -99,16 +125,30 @@ def trends_command(
     """
     import json
 
-    from analysis.index import IndexProblem, IndexReader, moved_most, shift, step_scores, trends
+    from analysis.index import (
+        IndexProblem,
+        IndexReader,
+        ParquetTables,
+        moved_most,
+        shift,
+        step_scores,
+        trends,
+    )
 
     pair = _shifted(compare) if compare else None
-    click.echo(update_or_exit(paths, index_path, None), err=True)
-    try:
-        with IndexReader(index_path) as reader:
-            steps = step_scores(reader, judge_name)
-    except IndexProblem as error:
-        click.echo(f"{error}.", err=True)
-        sys.exit(EXIT_UNUSABLE)
+    if parquet_dir is not None:
+        with ParquetTables(parquet_dir) as tables:
+            steps = step_scores(tables, judge_name)
+    elif not paths:
+        raise click.UsageError("give PATHS, or --parquet.")
+    else:
+        click.echo(update_or_exit(paths, index_path, None), err=True)
+        try:
+            with IndexReader(index_path) as reader:
+                steps = step_scores(reader, judge_name)
+        except IndexProblem as error:
+            click.echo(f"{error}.", err=True)
+            sys.exit(EXIT_UNUSABLE)
     if not steps["judged"].any():
         click.echo("No step under PATHS was judged (by that judge): run tsq judge.", err=True)
         sys.exit(EXIT_UNUSABLE)

@@ -133,3 +133,42 @@ def test_trends_say_so_when_nothing_was_judged(tmp_path):
     assert done.returncode == 2
     assert "No step under PATHS was judged" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_two_machines_parquet_put_together_give_the_trends_of_one_index(two_versions, tmp_path):
+    """Each half of the sessions (with its own judgments) indexed on its own "machine" and
+    exported; the two Parquet folders, put side by side, read as the whole collection."""
+    from analysis.index import ParquetTables, export_parquet
+
+    sessions = sorted((two_versions / "sessions").glob("*.jsonl"))
+    lines = (two_versions / "judgments" / "default.judgments.jsonl").read_text().splitlines()
+    shared = tmp_path / "shared"
+    for machine, half in (("a", sessions[:15]), ("b", sessions[15:])):
+        folder = tmp_path / f"machine-{machine}"
+        folder.mkdir()
+        ids = {path.stem for path in half}
+        for path in half:
+            shutil.copy(path, folder)
+        (folder / "judgments.jsonl").write_text(
+            "\n".join(line for line in lines if json.loads(line)["session_id"] in ids) + "\n"
+        )
+        index = tmp_path / f"{machine}.duckdb"
+        update_index([folder], index)
+        export_parquet(index, shared / machine)
+    whole = tmp_path / "whole.duckdb"
+    update_index(
+        [two_versions / "sessions", two_versions / "judgments" / "default.judgments.jsonl"], whole
+    )
+    judge = _judge_id("default")
+    with IndexReader(whole) as reader:
+        one = step_scores(reader, judge)
+    with ParquetTables(shared) as tables:
+        combined = step_scores(tables, judge)
+    for by in ("tool", "version", "week", "project"):
+        if by == "project":  # each machine's folder is its own project
+            assert trends(combined, by)["judged"].sum() == trends(one, by)["judged"].sum()
+            continue
+        assert trends(combined, by).equals(trends(one, by)), by
+    assert shift(combined, "version", "2.1.39", "2.1.40") == shift(
+        one, "version", "2.1.39", "2.1.40"
+    )

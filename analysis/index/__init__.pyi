@@ -4,11 +4,13 @@ from ._build import (
     IndexProblem as IndexProblem,
     IndexSummary as IndexSummary,
     default_index_path as default_index_path,
+    export_parquet as export_parquet,
     identity as identity,
     update_index as update_index,
 )
 from ._read import (
     IndexReader as IndexReader,
+    ParquetTables as ParquetTables,
 )
 from ._rows import (
     TABLES as TABLES,

@@ -4,9 +4,10 @@ Why DuckDB: one embedded file (no server), transactions (an update killed half-w
 back, never read as complete), SQL over columnar tables for the collection-wide queries the
 pages and trends need, and Parquet export for sharing beyond one machine.
 
-A file is read again only when its identity changed: its size, modification time and a
-sampled content digest (the head, the tail and evenly spaced blocks, so a same-size rewrite is
-caught without reading gigabytes on every open), its subagent files' included. Files that share
+A file is read again only when it changed: first what the file system says (size,
+modification and change times, inode: an equal answer needs no read), then, where that moved,
+a digest of sampled blocks (head, tail and between), so a touched or copied file is not parsed
+again; its subagent files count with it. Files that share
 a model response (a resumed session repeats the history it continues) are loaded together, and
 files of a folder holding OpenAI-format trajectories and catalogs too, so the rows equal what
 ``analysis.load`` gives for the same files.
@@ -38,7 +39,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class IndexProblem(RuntimeError):
@@ -73,20 +74,32 @@ def default_index_path() -> Path:
     return Path(user_cache_dir("tsq-workbench")) / "index.duckdb"
 
 
+def stat_key(path: Path) -> str:
+    """What the file system says of a file and its subagent files: sizes, modification and
+    change times, inodes. The change time moves with every write (and cannot be set back), so
+    an equal key means an unchanged file without reading it."""
+    parts = []
+    for file in [path, *subagent_files(path)]:
+        stat = os.stat(file)
+        parts.append(
+            f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}"
+        )
+    return "|".join(parts)
+
+
 def identity(path: Path) -> str:
-    """A file's identity with its subagent files': sizes, modification times, inodes and a
-    digest of sampled blocks (head, tail and between)."""
+    """A file's content identity with its subagent files': sizes and a digest of sampled
+    blocks (head, tail and between), read only when :func:`stat_key` changed, so a file that
+    was merely touched or copied is not parsed again."""
     parts = []
     for file in [path, *subagent_files(path)]:
         with open(file, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            span = max(stat.st_size - BLOCK, 0)
+            size = os.fstat(handle.fileno()).st_size
+            span = max(size - BLOCK, 0)
             digest = hashlib.blake2b(digest_size=16)
             for offset in sorted({span * i // (SAMPLES - 1) for i in range(SAMPLES)}):
                 digest.update(os.pread(handle.fileno(), BLOCK, offset))
-        parts.append(
-            f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}:{digest.hexdigest()}"
-        )
+        parts.append(f"{file.name}:{size}:{digest.hexdigest()}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
@@ -97,6 +110,7 @@ class Parsed:
     path: str
     display: str
     identity: str
+    stat_key: str
     rows: Rows
     keys: list[str]
     kind: str
@@ -116,14 +130,15 @@ def _kind(result: LoadResult) -> str:
 def parse_file(path: str, display: str) -> Parsed:
     """Load one file alone (a worker's task); a file that vanished since is an issue."""
     try:
-        ident = identity(Path(path))
+        ident, key = identity(Path(path)), stat_key(Path(path))
     except OSError as error:
-        ident = f"unreadable:{error.strerror}"
+        ident = key = f"unreadable:{error.strerror}"
     result = load([display])
     return Parsed(
         path=path,
         display=display,
         identity=ident,
+        stat_key=key,
         rows=load_rows(result, {display: path}),
         keys=sorted(set(keys_of(result))),
         kind=_kind(result),
@@ -206,7 +221,8 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
 def _create(conn: Any) -> None:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS files (path VARCHAR PRIMARY KEY, display VARCHAR,"
-        " identity VARCHAR, kind VARCHAR, files_read INTEGER, indexed_at TIMESTAMPTZ)"
+        " identity VARCHAR, stat_key VARCHAR, kind VARCHAR, files_read INTEGER,"
+        " indexed_at TIMESTAMPTZ)"
     )
     conn.execute("CREATE TABLE IF NOT EXISTS keys (source_file VARCHAR, key VARCHAR)")
     conn.execute("CREATE TABLE IF NOT EXISTS state (name VARCHAR PRIMARY KEY, value VARCHAR)")
@@ -257,6 +273,7 @@ def _record(conn: Any, parsed: Sequence[Parsed]) -> None:
                     "path": p.path,
                     "display": p.display,
                     "identity": p.identity,
+                    "stat_key": p.stat_key,
                     "kind": p.kind,
                     "files_read": p.files_read,
                     "indexed_at": now,
@@ -265,7 +282,10 @@ def _record(conn: Any, parsed: Sequence[Parsed]) -> None:
             ]
         ),
     )
-    conn.execute("INSERT INTO files SELECT * FROM recorded")
+    conn.execute(
+        "INSERT INTO files SELECT path, display, identity, stat_key, kind, files_read,"
+        " indexed_at FROM recorded"
+    )
     conn.unregister("recorded")
     keys = [{"source_file": p.path, "key": key} for p in parsed for key in p.keys]
     if keys:
@@ -283,33 +303,39 @@ def _inside(path: str, roots: Sequence[Path]) -> bool:
 class _Plan:
     now: dict[str, str]
     """Files under the paths given: resolved path -> display name."""
-    stored: dict[str, tuple[str, str]]
-    """Files the index holds: resolved path -> (identity, kind)."""
     todo: list[tuple[str, str]] = field(default_factory=list)
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     new: int = 0
+    touched: list[tuple[str, str]] = field(default_factory=list)
+    """Files whose metadata changed but not their content: (path, new stat key)."""
 
 
 def _plan(conn: Any, paths: Sequence[str | Path]) -> _Plan:
     found, _ = discover(paths)
     now = {os.path.realpath(path): display for path, display in found}
     stored = {
-        path: (ident, kind)
-        for path, ident, kind in conn.execute("SELECT path, identity, kind FROM files").fetchall()
+        path: (ident, key)
+        for path, ident, key in conn.execute(
+            "SELECT path, identity, stat_key FROM files"
+        ).fetchall()
     }
     roots = [Path(p).expanduser().resolve() for p in paths]
-    plan = _Plan(now=now, stored=stored)
+    plan = _Plan(now=now)
     plan.removed = [p for p in stored if p not in now and _inside(p, roots)]
     for path, display in now.items():
+        known = stored.get(path)
         try:
-            current = identity(Path(path))
+            key = stat_key(Path(path))
+            same = known is not None and (known[1] == key or known[0] == identity(Path(path)))
         except OSError:
-            current = None
-        if path in stored and stored[path][0] == current:
+            same, key = False, ""
+        if same:
             plan.unchanged += 1
+            if known is not None and known[1] != key:
+                plan.touched.append((path, key))
         else:
-            plan.new += path not in stored
+            plan.new += known is None
             plan.todo.append((path, display))
     return plan
 
@@ -379,8 +405,9 @@ def update_index(
             plan = _plan(conn, paths)
             if on_plan is not None:
                 on_plan(len(plan.todo))
+            _refresh(conn, plan.touched)
             if not plan.todo and not plan.removed and _complete(conn):
-                return _summary(conn, path, plan, started, rebuilt)  # nothing to write
+                return _summary(conn, path, plan, started, rebuilt)  # nothing else to write
             conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
             parsed: dict[str, Parsed] = {}
             batch: list[Parsed] = []
@@ -396,6 +423,53 @@ def update_index(
             return _summary(conn, path, plan, started, rebuilt)
         finally:
             conn.close()
+
+
+PARTITIONED = ("sessions", "turns", "steps", "calls", "issues", "judgments")
+
+
+def export_parquet(index: str | Path | None, folder: str | Path) -> dict[str, int]:
+    """Every table of a complete index as Parquet under ``folder/TABLE/``, partitioned by
+    ``project`` and ``month`` (of the session's start), each file named uniquely so that the
+    folders of two machines combine by being put together. ``folder`` is replaced. Returns
+    the rows written per table."""
+    import shutil
+
+    from analysis.index._read import IndexReader
+
+    target = Path(folder)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    written = {}
+    with IndexReader(index) as reader:
+        for table in PARTITIONED:
+            keyed = (
+                f"SELECT t.*, coalesce(s.project, '') AS project_key, "
+                f"coalesce(strftime(s.started_at, '%Y-%m'), 'unknown') AS month FROM {table} t "
+                "LEFT JOIN (SELECT source_file, session_id, project, started_at FROM sessions) s "
+                "USING (source_file, session_id)"
+                if table != "sessions"
+                else "SELECT *, coalesce(project, '') AS project_key, "
+                "coalesce(strftime(started_at, '%Y-%m'), 'unknown') AS month FROM sessions"
+            )
+            rows = reader.conn.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+            written[table] = int(rows)
+            if not rows:
+                continue
+            reader.conn.execute(
+                f"COPY ({keyed}) TO '{target / table}' (FORMAT parquet, "
+                "PARTITION_BY (project_key, month), FILENAME_PATTERN 'part-{uuid}')"
+            )
+    return written
+
+
+def _refresh(conn: Any, touched: Sequence[tuple[str, str]]) -> None:
+    """Files touched or copied without a change of content: their new metadata, kept."""
+    if touched:
+        conn.executemany(
+            "UPDATE files SET stat_key = ? WHERE path = ?", [(k, p) for p, k in touched]
+        )
 
 
 def _complete(conn: Any) -> bool:

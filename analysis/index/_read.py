@@ -14,7 +14,7 @@ from analysis.models import ParseIssue
 
 
 class IndexReader:
-    """A read-only view of a complete index."""
+    """A read-only view of a complete index (or, :meth:`from_parquet`, of exported tables)."""
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_index_path()
@@ -110,3 +110,38 @@ class IndexReader:
             return list(self.conn.execute(query + where + tail).fetchall())
         finally:
             self.conn.unregister("scope")
+
+
+class ParquetTables:
+    """The tables of one or more ``tsq index --parquet`` folders put together (two machines'
+    exports side by side in one folder), read where they lie: the same ``conn`` the trends
+    query, with a view per table."""
+
+    def __init__(self, folder: str | Path) -> None:
+        import duckdb
+
+        from analysis.index._rows import TABLES
+
+        root = Path(folder)
+        self.conn: Any = duckdb.connect()
+        for table, columns in TABLES.items():
+            files = sorted(root.glob(f"**/{table}/**/*.parquet"))
+            names = ", ".join(columns)
+            if files:
+                listing = ", ".join(f"'{file}'" for file in files)
+                self.conn.execute(
+                    f"CREATE VIEW {table} AS SELECT {names} FROM read_parquet([{listing}], "
+                    "hive_partitioning = true, union_by_name = true)"
+                )
+            else:
+                cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
+                self.conn.execute(f"CREATE TABLE {table} ({cols})")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> ParquetTables:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
-from analysis.index._read import IndexReader
+from analysis.index._read import IndexReader, ParquetTables
 
 Dimension = Literal["tool", "model", "version", "project", "week"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
@@ -42,7 +42,7 @@ LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full') j
 """
 
 
-def step_scores(reader: IndexReader, judge: str | None = None) -> pl.DataFrame:
+def step_scores(reader: IndexReader | ParquetTables, judge: str | None = None) -> pl.DataFrame:
     """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
     judgments): a step that judge did not judge has ``score`` null and ``judged`` false."""
     frame = pl.from_arrow(reader.conn.sql(STEP_QUERY).to_arrow_table())
@@ -58,6 +58,7 @@ def step_scores(reader: IndexReader, judge: str | None = None) -> pl.DataFrame:
 
 
 def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None]:
+    scores = np.sort(scores)  # the same figures whatever order the rows came in
     n = scores.size
     if n < 2:
         return None, None
@@ -138,7 +139,9 @@ def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> 
     grouped = steps.explode("tools") if by == "tool" else steps
     values = grouped.with_columns(pl.col(column).cast(pl.String).alias("group"))
     first, second = (
-        values.filter(pl.col("group") == name)["score"].drop_nulls().to_numpy().astype(float)
+        np.sort(
+            values.filter(pl.col("group") == name)["score"].drop_nulls().to_numpy().astype(float)
+        )
         for name in (a, b)
     )
     diff = low = high = None
