@@ -69,6 +69,11 @@ def test_tsq_per_tool_equals_the_raw_figures(two_versions, tmp_path):
         assert table[tool]["judged"] == len(expected)
         assert table[tool]["tsq"] == pytest.approx(np.mean(expected))
         assert table[tool]["tsq_low"] <= table[tool]["tsq"] <= table[tool]["tsq_high"]
+    grep = table["Grep"]  # every Grep step scored 1: the Wilson interval, not a point
+    n, z = grep["judged"], 1.959964
+    centre, half = (1 + z * z / (2 * n)), z * z / (2 * n)
+    assert grep["tsq_low"] == pytest.approx((centre - half) / (1 + z * z / n), abs=1e-6)
+    assert grep["tsq_high"] == pytest.approx(1.0)
 
 
 def test_a_change_between_versions_comes_with_its_interval(two_versions, tmp_path):

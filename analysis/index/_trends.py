@@ -7,7 +7,8 @@ unscored shares, calls and tool errors; and two groups (two periods, two version
 with the interval of the difference and the tools that moved most.
 
 Intervals are percentile bootstraps over steps (1,000 resamples, seed 0) for groups of up to
-``BOOTSTRAP_MAX`` steps and the normal approximation above, where the two agree.
+``BOOTSTRAP_MAX`` steps and the normal approximation above, where the two agree; a group whose
+every step scored 1 (or 0) gets the Wilson interval, which a bootstrap would shrink to a point.
 """
 
 from __future__ import annotations
@@ -62,6 +63,11 @@ def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None
     n = scores.size
     if n < 2:
         return None, None
+    if scores[0] == scores[-1] and scores[0] in (0.0, 1.0):  # a bootstrap would give a point
+        from statsmodels.stats.proportion import proportion_confint
+
+        low, high = proportion_confint(int(scores.sum()), n, alpha=0.05, method="wilson")
+        return float(low), float(high)
     if n > BOOTSTRAP_MAX:
         half = Z95 * float(scores.std(ddof=1)) / math.sqrt(n)
         mean = float(scores.mean())
