@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from analysis._format import interval, number, share
+
 if TYPE_CHECKING:
     from analysis.align import AlignReport, Comparison, LabelSet, SpecScore
     from analysis.align._loop import SplitChoice
@@ -105,35 +107,20 @@ def import_labels(file: str, db: str) -> None:
         sys.exit(EXIT_UNUSABLE)
 
 
-def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _ci(bounds: tuple[float, float] | None, percent: bool = False) -> str:
-    if bounds is None:
-        return ""
-    if percent:
-        return f" [{bounds[0]:.1%}, {bounds[1]:.1%}]"
-    return f" [{bounds[0]:.3f}, {bounds[1]:.3f}]"
-
-
 def print_score(score: SpecScore) -> None:
     click.echo(
-        f"  {score.judge_id}: n={score.n} agreement {_share(score.agreement)}"
-        f"{_ci(score.agreement_ci, True)} kappa {_number(score.kappa)}{_ci(score.kappa_ci)}; "
-        f"always {score.majority_label!r} {_share(score.majority_baseline)}; balanced accuracy "
-        f"{_number(score.balanced_accuracy)}"
+        f"  {score.judge_id}: n={score.n} agreement {share(score.agreement)}"
+        f"{interval(score.agreement_ci, True)} kappa {number(score.kappa)}"
+        f"{interval(score.kappa_ci)}; "
+        f"always {score.majority_label!r} {share(score.majority_baseline)}; balanced accuracy "
+        f"{number(score.balanced_accuracy)}"
         + (f"; {score.unjudged} steps unscored" if score.unjudged else "")
     )
     for c in score.per_class:
         click.echo(
-            f"    {c.value:<9} support {c.support:>3}  precision {_number(c.precision)}  "
-            f"recall {_number(c.recall)}  F1 {_number(c.f1)}  specificity "
-            f"{_number(c.specificity)}"
+            f"    {c.value:<9} support {c.support:>3}  precision {number(c.precision)}  "
+            f"recall {number(c.recall)}  F1 {number(c.f1)}  specificity "
+            f"{number(c.specificity)}"
         )
 
 
@@ -147,12 +134,12 @@ def print_report(report: AlignReport) -> None:
     if people.steps:
         click.echo(
             f"people among themselves: {people.steps} steps labelled by two or more, all "
-            f"agree on {_share(people.all_agree)}"
+            f"agree on {share(people.all_agree)}"
         )
         for pair in people.pairs:
             click.echo(
                 f"  {pair['a']} vs {pair['b']}: n={pair['n']} agreement "
-                f"{_share(pair['agreement'])} kappa {_number(pair['kappa'])}"  # type: ignore[arg-type]
+                f"{share(pair['agreement'])} kappa {number(pair['kappa'])}"  # type: ignore[arg-type]
             )
     else:
         click.echo("people among themselves: no step labelled by two people yet")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import polars as pl
 
+from analysis._format import interval, number, share
 from analysis.align._metrics import SpecScore
 
 
@@ -35,21 +36,6 @@ def scores_frame(scores: Sequence[SpecScore]) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def _share(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _interval(bounds: tuple[float, float] | None, percent: bool) -> str:
-    if bounds is None:
-        return ""
-    low, high = (_share(b) if percent else _number(b) for b in bounds)
-    return f" [{low}, {high}]"
-
-
 def scores_table(scores: Sequence[SpecScore]) -> pl.DataFrame:
     """The specs' figures as people read them: each estimate beside its 95% interval, shares
     with one decimal and kappas with three, as the CLI prints them."""
@@ -61,13 +47,14 @@ def scores_table(scores: Sequence[SpecScore]) -> pl.DataFrame:
                 "judge": score.judge_id,
                 "split": score.split,
                 "steps": score.n,
-                "agreement [95% interval]": _share(score.agreement)
-                + _interval(score.agreement_ci, True),
-                "kappa [95% interval]": _number(score.kappa) + _interval(score.kappa_ci, False),
-                "catches wrong choices (recall)": _share(wrong.recall if wrong else None),
-                "precision on wrong choices": _share(wrong.precision if wrong else None),
-                "balanced accuracy": _share(score.balanced_accuracy),
-                "always the people's majority": f"{_share(score.majority_baseline)} "
+                "agreement [95% interval]": share(score.agreement, "—")
+                + interval(score.agreement_ci, True, "—"),
+                "kappa [95% interval]": number(score.kappa, "—")
+                + interval(score.kappa_ci, False, "—"),
+                "catches wrong choices (recall)": share(wrong.recall if wrong else None, "—"),
+                "precision on wrong choices": share(wrong.precision if wrong else None, "—"),
+                "balanced accuracy": share(score.balanced_accuracy, "—"),
+                "always the people's majority": f"{share(score.majority_baseline, '—')} "
                 f"({score.majority_label or '—'})",
             }
         )

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from analysis._format import number, share
 from analysis.judge._results import judge_name, majority_label as majority_label
 from analysis.models import TurnJudgment, step_item_id as step_item_id
 from analysis.study._agreement import PairAgreement
@@ -137,33 +138,25 @@ def pair_details(pair: PairAgreement, flagged: str = "incorrect") -> list[str]:
         wrongly = round(hit.false_rate * others) if hit.false_rate is not None else 0
         lines.append(
             f"catches: {pair.rater_b} says {flagged} on {hit.agreed} of the {hit.n} items "
-            f"{pair.rater_a} says {flagged} ({_share(hit.recall)})"
+            f"{pair.rater_a} says {flagged} ({share(hit.recall)})"
         )
         lines.append(
             f"false flags: {pair.rater_b} says {flagged} on {wrongly} of the {others} items "
-            f"{pair.rater_a} says otherwise ({_share(hit.false_rate)})"
+            f"{pair.rater_a} says otherwise ({share(hit.false_rate)})"
         )
     if hit is not None and hit.precision is not None:
         lines.append(
             f"precision: {hit.agreed} of the {hit.said} items {pair.rater_b} says {flagged} "
-            f"{pair.rater_a} says {flagged} too ({_share(hit.precision)}); F1 {_number(hit.f1)}"
+            f"{pair.rater_a} says {flagged} too ({share(hit.precision)}); F1 {number(hit.f1)}"
         )
     if pair.balanced_accuracy is not None:
-        lines.append(f"balanced accuracy: {_share(pair.balanced_accuracy)}")
+        lines.append(f"balanced accuracy: {share(pair.balanced_accuracy)}")
     if pair.majority_label is not None:
         lines.append(
             f"majority baseline: always answering {pair.majority_label!r} agrees "
-            f"{_share(pair.majority_baseline)} (raw agreement {_share(pair.agreement)})"
+            f"{share(pair.majority_baseline)} (raw agreement {share(pair.agreement)})"
         )
     return lines
-
-
-def _share(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def per_class_lines(pair: PairAgreement) -> list[str]:
@@ -174,8 +167,8 @@ def per_class_lines(pair: PairAgreement) -> list[str]:
     width = max((len(c.value) for c in pair.per_class or []), default=0)
     for c in pair.per_class or []:
         lines.append(
-            f"  {c.value:<{width}}  {c.support:>4}  {_number(c.precision)}  "
-            f"{_number(c.recall)}  {_number(c.f1)}  {_number(c.specificity)}"
+            f"  {c.value:<{width}}  {c.support:>4}  {number(c.precision)}  "
+            f"{number(c.recall)}  {number(c.f1)}  {number(c.specificity)}"
         )
-    lines.append(f"balanced accuracy: {_number(pair.balanced_accuracy)}")
+    lines.append(f"balanced accuracy: {number(pair.balanced_accuracy)}")
     return lines
