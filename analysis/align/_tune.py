@@ -28,7 +28,7 @@ CAUSES: tuple[str, ...] = Cause.__args__  # type: ignore[attr-defined]
 EXAMPLE_CHARS = 1500
 """A worked example's step is cut to this length, so a few fit the cached prefix."""
 MENU_GAP_CODES = frozenset(
-    {"CALLED_TOOL_NOT_IN_CATALOG", "USED_TOOLS_MISSING_FROM_CATALOG", "TOOL_WITHOUT_DESCRIPTION"}
+    {"CALLED_TOOL_NOT_IN_CATALOG", "USED_TOOLS_MISSING_FROM_CATALOG", "MISSING_DESCRIPTIONS"}
 )
 
 
