@@ -248,17 +248,25 @@ def _insert(conn: Any, rows: Rows) -> None:
         conn.unregister("incoming")
 
 
+def _delete_rows(
+    conn: Any, paths: Sequence[str], tables: Iterable[str], column: str = "source_file"
+) -> None:
+    """The rows of ``tables`` whose ``column`` names one of ``paths``."""
+    import pyarrow as pa
+
+    conn.register("gone", pa.table({"path": list(paths)}))
+    for table in tables:
+        conn.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT path FROM gone)")
+    conn.unregister("gone")
+
+
 def _forget(conn: Any, paths: Iterable[str]) -> None:
+    """Everything the index holds of ``paths``: their rows, keys and files."""
     gone = sorted(set(paths))
     if not gone:
         return
-    import pyarrow as pa
-
-    conn.register("gone", pa.table({"path": gone}))
-    for table in [*TABLES, "keys"]:
-        conn.execute(f"DELETE FROM {table} WHERE source_file IN (SELECT path FROM gone)")
-    conn.execute("DELETE FROM files WHERE path IN (SELECT path FROM gone)")
-    conn.unregister("gone")
+    _delete_rows(conn, gone, [*TABLES, "keys"])
+    _delete_rows(conn, gone, ["files"], column="path")
 
 
 def _record(conn: Any, parsed: Sequence[Parsed]) -> None:
@@ -513,8 +521,6 @@ def _write_batch(conn: Any, batch: Sequence[Parsed]) -> None:
 
 def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> None:
     """Removed files out; files that share history (or a folder's catalog) loaded together."""
-    import pyarrow as pa
-
     conn.execute("BEGIN TRANSACTION")
     groups = _together(conn, parsed, plan.removed)
     _forget(conn, plan.removed)
@@ -523,9 +529,6 @@ def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> None:
         members = [f for f in group if f in displays]
         result = load([displays[f] for f in members])
         rows = load_rows(result, {displays[f]: f for f in members})
-        conn.register("members", pa.table({"path": members}))
-        for table in TABLES:
-            conn.execute(f"DELETE FROM {table} WHERE source_file IN (SELECT path FROM members)")
-        conn.unregister("members")
+        _delete_rows(conn, members, TABLES)
         _insert(conn, rows)
     conn.execute("COMMIT")

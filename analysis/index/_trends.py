@@ -58,8 +58,20 @@ def step_scores(reader: IndexReader | ParquetTables, judge: str | None = None) -
     ).with_columns(pl.col("score").is_not_null().alias("judged"), pl.lit(chosen).alias("judge"))
 
 
+def _by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
+    """The steps as grouped by ``by``, and the column to group on: by tool, a step that
+    called several tools stands once for each."""
+    if by == "tool":
+        return steps.explode("tools"), "tools"
+    return steps, by
+
+
+def _scores(frame: pl.DataFrame) -> np.ndarray:
+    """The judged steps' scores, sorted: the same figures whatever order the rows came in."""
+    return np.sort(frame["score"].drop_nulls().to_numpy().astype(float))
+
+
 def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None]:
-    scores = np.sort(scores)  # the same figures whatever order the rows came in
     n = scores.size
     if n < 2:
         return None, None
@@ -81,11 +93,10 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, split-vote and
     unscored shares (of the judged and of all steps), tool calls and tool errors. A step that
     called several tools counts in each tool's group."""
-    column = {"tool": "tools", "version": "version"}.get(by, by)
-    grouped = steps.explode("tools") if by == "tool" else steps
+    grouped, column = _by_group(steps, by)
     rows = []
     for (group,), part in grouped.group_by(column, maintain_order=True):
-        scores = part["score"].drop_nulls().to_numpy().astype(float)
+        scores = _scores(part)
         low, high = _interval(scores, seed)
         rows.append(
             {
@@ -141,15 +152,9 @@ class Shift(BaseModel):
 def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> Shift:
     """Two groups of ``by`` compared: the interval of the difference of their means (the
     same resampling as :func:`trends`, each group resampled on its own)."""
-    column = {"tool": "tools"}.get(by, by)
-    grouped = steps.explode("tools") if by == "tool" else steps
+    grouped, column = _by_group(steps, by)
     values = grouped.with_columns(pl.col(column).cast(pl.String).alias("group"))
-    first, second = (
-        np.sort(
-            values.filter(pl.col("group") == name)["score"].drop_nulls().to_numpy().astype(float)
-        )
-        for name in (a, b)
-    )
+    first, second = (_scores(values.filter(pl.col("group") == name)) for name in (a, b))
     diff = low = high = None
     if first.size >= 2 and second.size >= 2:
         diff = float(second.mean() - first.mean())
@@ -185,13 +190,12 @@ def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> 
 
 def moved_most(steps: pl.DataFrame, by: Dimension, a: str, b: str, top: int = 5) -> list[Shift]:
     """Per tool, its shift between ``a`` and ``b`` of ``by``: the largest moves first."""
-    column = {"version": "version"}.get(by, by)
     shifts = []
     for tool in steps.explode("tools")["tools"].drop_nulls().unique().sort():
         of_tool = steps.filter(pl.col("tools").list.contains(tool))
         moved = shift(of_tool, by, a, b)
         if moved.diff is not None:
-            shifts.append(moved.model_copy(update={"by": f"{column}, {tool} steps"}))
+            shifts.append(moved.model_copy(update={"by": f"{by}, {tool} steps"}))
     return sorted(shifts, key=lambda s: -abs(s.diff or 0.0))[:top]
 
 
