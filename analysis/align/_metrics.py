@@ -21,10 +21,10 @@ from analysis.study._agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     ClassAgreement,
-    _interval,
-    _kappas,
     kappa_of_table,
+    kappas_of_tables,
     pair_agreement,
+    percentile_interval,
 )
 from analysis.study._config import TOOL_SELECTION
 
@@ -202,9 +202,12 @@ def compare(
         kappa_diff = None if any(map(math.isnan, kappas)) else kappas[1] - kappas[0]
         if resamples:
             draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-            agreement_ci = _interval(right_b[draws].mean(axis=1) - right_a[draws].mean(axis=1))
-            kappa_ci = _interval(
-                _kappas(_tables(codes_b, draws), None) - _kappas(_tables(codes_a, draws), None)
+            agreement_ci = percentile_interval(
+                right_b[draws].mean(axis=1) - right_a[draws].mean(axis=1)
+            )
+            kappa_ci = percentile_interval(
+                kappas_of_tables(_tables(codes_b, draws), None)
+                - kappas_of_tables(_tables(codes_a, draws), None)
             )
     verdict = "no measurable difference"
     if agreement_ci is not None and (agreement_ci[0] > 0 or agreement_ci[1] < 0):

@@ -211,7 +211,7 @@ def _finite(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def _interval(samples: np.ndarray) -> tuple[float, float] | None:
+def percentile_interval(samples: np.ndarray) -> tuple[float, float] | None:
     finite = samples[np.isfinite(samples)]
     if finite.size == 0:
         return None
@@ -229,7 +229,7 @@ def kappa_of_table(table: np.ndarray, weights: Literal["linear"] | None) -> floa
         return float(cohens_kappa(table, wt=weights, return_results=False))
 
 
-def _kappas(tables: np.ndarray, weights: Literal["linear"] | None) -> np.ndarray:
+def kappas_of_tables(tables: np.ndarray, weights: Literal["linear"] | None) -> np.ndarray:
     """Cohen's kappa of each of a stack of square tables, as :func:`kappa_of_table` computes it
     (statsmodels' formula), all at once: NaN where a table is empty or chance agreement total."""
     tables = tables.astype(float)
@@ -281,8 +281,8 @@ def pair_agreement(
         tables = np.bincount((draws + offsets).ravel(), minlength=resamples * k * k)
         on_diagonal = np.zeros(k * k, dtype=bool)
         on_diagonal[diagonal] = True
-        agreement_ci = _interval(on_diagonal[draws].mean(axis=1))
-        kappa_ci = _interval(_kappas(tables.reshape(resamples, k, k), weights))
+        agreement_ci = percentile_interval(on_diagonal[draws].mean(axis=1))
+        kappa_ci = percentile_interval(kappas_of_tables(tables.reshape(resamples, k, k), weights))
     reference = table.sum(axis=1)
     per_class = _per_class(table, values)
     return PairAgreement(
