@@ -3,14 +3,13 @@
 import polars as pl
 import streamlit as st
 
-import analysis
-from analysis.views import score_distribution_chart, session_overview
+from analysis.views import score_distribution_chart
 from workbench_ui import chart_downloads, data_source, issues_panel, open_page
 
 st.title("Sessions")
 workspace = data_source()
 issues_panel(workspace)
-overview = session_overview(workspace.result.sessions, workspace.judgments, workspace.findings)
+overview = workspace.overview()
 if overview.is_empty():
     st.info("No sessions loaded. Choose a data source in the sidebar.")
     st.stop()
@@ -61,7 +60,6 @@ if shown["mean_tsq"].drop_nulls().len():
     st.altair_chart(distribution)
     chart_downloads(distribution, "tsq-per-session")
 
-judgments = workspace.judgments
 show_paths = st.toggle(
     "Full file paths in the report",
     key="report_paths",
@@ -69,9 +67,7 @@ show_paths = st.toggle(
 )
 st.download_button(
     "Download report (HTML)",
-    data=lambda: analysis.build_report(
-        workspace.result, judgments, workspace.findings, show_paths=show_paths
-    ),
+    data=lambda: workspace.report(show_paths),
     file_name="tsq-report.html",
     mime="text/html",
     on_click="ignore",

@@ -196,7 +196,8 @@ def test_uploads_go_to_a_private_folder_under_safe_names(tmp_path, monkeypatch):
     assert private.name.startswith("tsq-uploads-")
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
     (saved,) = private.iterdir()
-    assert sorted(p.name for p in saved.iterdir()) == ["escape.jsonl", "x.jsonl"]
+    transcripts = [p.name for p in saved.iterdir() if not p.name.startswith(".index.duckdb")]
+    assert sorted(transcripts) == ["escape.jsonl", "x.jsonl"]  # and their index, hidden
     assert not (tmp_path.parent / "escape.jsonl").exists()
 
 

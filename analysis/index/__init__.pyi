@@ -8,6 +8,9 @@ from ._build import (
     identity as identity,
     update_index as update_index,
 )
+from ._collection import (
+    Collection as Collection,
+)
 from ._read import (
     IndexReader as IndexReader,
     ParquetTables as ParquetTables,

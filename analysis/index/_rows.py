@@ -1,6 +1,10 @@
-"""What the index keeps of a load: one row per session, turn, step, call, issue and judgment,
-each carrying the file it came from (``source_file``: the resolved path of the transcript that
-holds it, subagent files counting as their session's)."""
+"""What the index keeps of a load: one row per session, turn, step, call, issue, input finding
+and judgment, each carrying the file it came from (``source_file``: the resolved path of the
+transcript that holds it, subagent files counting as their session's).
+
+Input findings are ``analysis.lint`` of a session without judgments (what ``tsq lint`` says
+without ``--judgments``); findings about judgments need the judgments and are made when read.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from analysis.findings._lint import lint
 from analysis.models import LoadResult, ParseIssue, Session
 from analysis.render._steps import select_steps
 
@@ -67,6 +72,17 @@ TABLES: dict[str, dict[str, str]] = {
         "reason": "VARCHAR",
         "position": "INTEGER",
     },
+    "findings": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "turn_index": "INTEGER",
+        "step_index": "INTEGER",
+        "parent_call_id": "VARCHAR",
+        "code": "VARCHAR",
+        "severity": "VARCHAR",
+        "message": "VARCHAR",
+        "position": "INTEGER",
+    },
     "judgments": {
         "source_file": "VARCHAR",
         "session_id": "VARCHAR",
@@ -99,7 +115,7 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
             "cwd": session.cwd,
             "project": Path(source_file).parent.name,
             "agent_version": session.agent_version,
-            "first_ask": first.ask[:500] if first else None,
+            "first_ask": next((turn.ask for turn in session.turns if turn.ask.strip()), None),
             "started_at": first.timestamp if first else None,
             "turns": len(session.turns),
             "position": position,
@@ -152,6 +168,11 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
             }
         )
     _issue_rows(session.issues, source_file, session.session_id, rows)
+    for number, finding in enumerate(lint([session])):
+        rows["findings"].append(
+            {"source_file": source_file, **finding.model_dump(exclude={"condition"})}
+            | {"position": number}
+        )
 
 
 def _issue_rows(
