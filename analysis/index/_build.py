@@ -324,6 +324,8 @@ class _Plan:
     new: int = 0
     touched: list[tuple[str, str]] = field(default_factory=list)
     """Files whose metadata changed but not their content: (path, new stat key)."""
+    indexed: set[str] = field(default_factory=set)
+    """Files to parse that the index already holds rows of (the others have none to drop)."""
 
 
 def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Plan:
@@ -351,6 +353,8 @@ def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Pl
                 plan.touched.append((path, key))
         else:
             plan.new += known is None
+            if known is not None:
+                plan.indexed.add(path)
             plan.todo.append((path, display))
     return plan
 
@@ -439,9 +443,9 @@ def update_index(
                 parsed[item.path] = item
                 batch.append(item)
                 if len(batch) >= BATCH_FILES:
-                    _write_batch(conn, batch)
+                    _write_batch(conn, batch, plan.indexed)
                     batch = []
-            _write_batch(conn, batch)
+            _write_batch(conn, batch, plan.indexed)
             _reload_groups(conn, parsed, plan, inside)
             conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
             return _summary(conn, path, plan, started, rebuilt)
@@ -521,11 +525,12 @@ def _summary(
     )
 
 
-def _write_batch(conn: Any, batch: Sequence[Parsed]) -> None:
+def _write_batch(conn: Any, batch: Sequence[Parsed], indexed: set[str]) -> None:
+    """One transaction: the batch's rows in place of what the index held of those files."""
     if not batch:
         return
     conn.execute("BEGIN TRANSACTION")
-    _forget(conn, (p.path for p in batch))
+    _forget(conn, (p.path for p in batch if p.path in indexed))
     rows = empty_rows()
     for item in batch:
         for table, table_rows in item.rows.items():

@@ -8,7 +8,7 @@ Whatever is built here equals what loading every file would give (``analysis.loa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,10 @@ _ROW_SCHEMA: dict[str, Any] = {
 
 class Collection:
     """The transcripts under ``paths``, through the index at ``index`` (brought up to date
-    when opened). With a ``root``, nothing outside it is read, links included."""
+    when opened). With a ``root``, nothing outside it is read, links included. Without
+    ``with_judgments``, the judgments among the files are left unread and the findings are
+    those of the sessions alone (what ``tsq lint`` says without ``--judgments``). ``on_file``
+    and ``on_plan`` hear the update's progress (:func:`~analysis.index.update_index`)."""
 
     def __init__(
         self,
@@ -59,13 +62,16 @@ class Collection:
         index: str | Path | None = None,
         root: str | Path | None = None,
         workers: int | None = None,
+        with_judgments: bool = True,
+        on_file: Callable[[], None] | None = None,
+        on_plan: Callable[[int], None] | None = None,
     ) -> None:
         self.paths = [str(path) for path in paths]
         self.index = Path(index) if index is not None else default_index_path()
         self.root = None if root is None else str(root)
         discovered = discover_resolved(self.paths, self.root)
         self.summary: IndexSummary = update_index(
-            self.paths, self.index, workers, root=self.root, discovered=discovered
+            self.paths, self.index, workers, on_file, on_plan, self.root, discovered
         )
         order = {path: number for number, path in enumerate(discovered[2])}
         with IndexReader(self.index) as reader:
@@ -91,10 +97,10 @@ class Collection:
         )
         self.judgments: list[TurnJudgment] = (
             load([self._display[f] for f in judgment_files], root=self.root).judgments
-            if judgment_files
+            if judgment_files and with_judgments
             else []
         )
-        self.findings_frame = self._all_findings()
+        self.findings_frame = self.findings_with(self.judgments)
         self._recent = lru_cache(maxsize=RECENT_SESSIONS)(self._read_session)
 
     # what the tables say
@@ -192,16 +198,17 @@ class Collection:
         HTML report)."""
         return load(self.paths, root=self.root)
 
-    def _all_findings(self) -> pl.DataFrame:
-        """Every finding in ``analysis.lint``'s order: a session with judgments is linted
-        again from its files with them; the others' findings are the index's."""
-        judged = {j.session_id for j in self.judgments}
+    def findings_with(self, judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+        """Every finding, as ``analysis.lint(sessions, judgments)`` gives them and in its order:
+        a session with judgments is linted again from its files with them; the others'
+        findings are the index's."""
+        judged = {j.session_id for j in judgments}
         rows = self._rows.filter(pl.col("session_id").is_in(list(judged)))
         files = list(dict.fromkeys(rows["source_file"]))
         relinted: list[Finding] = []
         for start in range(0, len(files), GROUP_BATCH):
             sessions = self.sessions_of(files[start : start + GROUP_BATCH])
-            relinted += lint(sessions, self.judgments)
+            relinted += lint([s for s in sessions if s.session_id in judged], judgments)
         own = pl.DataFrame([f.model_dump() for f in relinted], schema=FINDING_SCHEMA)
         kept = self._input_findings.filter(~pl.col("session_id").is_in(list(judged)))
         order = self._rows.select("session_id").with_row_index("_session")
@@ -227,8 +234,11 @@ class Collection:
 
         return self._rows.select(*OVERVIEW_BASE), self._rows.select(*_LABELS_SCHEMA)
 
-    def findings(self, session_ids: Iterable[str] | None = None) -> list[Finding]:
-        frame = self.findings_frame
+    def findings(
+        self, session_ids: Iterable[str] | None = None, frame: pl.DataFrame | None = None
+    ) -> list[Finding]:
+        """The findings (of ``frame``, else of the collection), of ``session_ids`` or all."""
+        frame = self.findings_frame if frame is None else frame
         if session_ids is not None:
             frame = frame.filter(pl.col("session_id").is_in(list(session_ids)))
         return [Finding.model_validate(row) for row in frame.iter_rows(named=True)]

@@ -206,6 +206,20 @@ def _shortened(text: pl.Expr, limit: int = NAME_CHARS) -> pl.Expr:
     return pl.when(flat.str.len_chars() > limit).then(cut).otherwise(flat)
 
 
+SEARCHED = ("name", "first_ask", "project", "session_id")
+"""The overview's columns a search looks in."""
+
+
+def matches_words(search: str) -> pl.Expr:
+    """Overview rows holding every word of ``search`` (any case) in their name, first ask,
+    project or id."""
+    words = search.lower().split()
+    text = pl.concat_str(
+        [pl.col(c).fill_null("") for c in SEARCHED], separator=" "
+    ).str.to_lowercase()
+    return pl.all_horizontal([text.str.contains(word, literal=True) for word in words])
+
+
 def session_overview(
     sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
