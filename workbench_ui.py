@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 PAGES = {
     "overview": "app_pages/overview.py",
+    "trends": "app_pages/trends.py",
     "session": "app_pages/session.py",
     "turn": "app_pages/turn.py",
     "catalog": "app_pages/catalog.py",

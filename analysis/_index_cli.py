@@ -163,7 +163,6 @@ def trends_command(
 
     from analysis.index import (
         IndexProblem,
-        IndexReader,
         ParquetTables,
         moved_most,
         shift,
@@ -178,10 +177,9 @@ def trends_command(
     elif not paths:
         raise click.UsageError("give PATHS, or --parquet.")
     else:
-        click.echo(update_or_exit(paths, index_path, None), err=True)
+        collection = collection_or_exit(paths, index_path, with_judgments=False)
         try:
-            with IndexReader(index_path) as reader:
-                steps = step_scores(reader, judge_name)
+            steps = collection.step_scores(judge_name)
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)

@@ -20,6 +20,7 @@ from ._rows import (
 )
 from ._trends import (
     DIMENSIONS as DIMENSIONS,
+    Dimension as Dimension,
     Shift as Shift,
     moved_most as moved_most,
     shift as shift,

@@ -203,7 +203,7 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
     rebuilt = None
     try:
         conn = connect(path)
-        _create(conn)
+        create_tables(conn)
     except Exception as error:  # duckdb raises many kinds for a damaged file
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
         for suffix in ("", ".wal"):
@@ -215,17 +215,17 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
             f"{aside.name}"
         )
         conn = connect(path)
-        _create(conn)
+        create_tables(conn)
     schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
     if schema and schema[0][0] != str(SCHEMA_VERSION):
         for table in [*TABLES, "files", "keys", "state"]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
-        _create(conn)
+        create_tables(conn)
         rebuilt = f"the index was of an older layout (version {schema[0][0]}): rebuilt"
     return conn, rebuilt
 
 
-def _create(conn: Any) -> None:
+def create_tables(conn: Any) -> None:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS files (path VARCHAR PRIMARY KEY, display VARCHAR,"
         " identity VARCHAR, stat_key VARCHAR, kind VARCHAR, files_read INTEGER,"
@@ -242,7 +242,7 @@ def _create(conn: Any) -> None:
     )
 
 
-def _insert(conn: Any, rows: Rows) -> None:
+def insert_rows(conn: Any, rows: Rows) -> None:
     import pyarrow as pa
 
     for table, columns in TABLES.items():
@@ -535,7 +535,7 @@ def _write_batch(conn: Any, batch: Sequence[Parsed], indexed: set[str]) -> None:
     for item in batch:
         for table, table_rows in item.rows.items():
             rows[table] += table_rows
-    _insert(conn, rows)
+    insert_rows(conn, rows)
     _record(conn, batch)
     conn.execute("COMMIT")
 
@@ -551,5 +551,5 @@ def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan, root: str 
         result = load([displays[f] for f in members], root=root)
         rows = load_rows(result, {displays[f]: f for f in members})
         _delete_rows(conn, members, TABLES)
-        _insert(conn, rows)
+        insert_rows(conn, rows)
     conn.execute("COMMIT")

@@ -75,7 +75,7 @@ class Collection:
         )
         order = {path: number for number, path in enumerate(discovered[2])}
         with IndexReader(self.index) as reader:
-            scope = list(order)
+            scope = self._scope = list(order)
             by_session = reader.issues_by_session(scope)
             file_issues = reader.file_issues(by_session, discovered[1], order)
             self._display = dict(
@@ -242,6 +242,14 @@ class Collection:
         if session_ids is not None:
             frame = frame.filter(pl.col("session_id").is_in(list(session_ids)))
         return [Finding.model_validate(row) for row in frame.iter_rows(named=True)]
+
+    def step_scores(self, judge: str | None = None) -> pl.DataFrame:
+        """Every step of the collection with its TSQ by one judge, for the trends
+        (:func:`analysis.index.step_scores`, limited to these files)."""
+        from analysis.index._trends import step_scores
+
+        with IndexReader(self.index) as reader:
+            return step_scores(reader, judge, self._scope)
 
     def issues(self) -> list[ParseIssue]:
         """Every issue, as ``LoadResult.all_issues`` lists them."""

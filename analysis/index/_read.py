@@ -10,7 +10,7 @@ from typing import Any
 from analysis.index._build import Discovered, IndexProblem, connect, default_index_path
 from analysis.ingest._loader import discover_resolved
 from analysis.ingest._report import IngestReport, IngestTotals, SessionSummary, _sorted_counts
-from analysis.models import ParseIssue
+from analysis.models import LoadResult, ParseIssue
 
 
 class IndexReader:
@@ -163,6 +163,30 @@ class ParquetTables:
         self.conn.close()
 
     def __enter__(self) -> ParquetTables:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LoadedTables:
+    """The index's tables of one load, in memory (the HTML report's trends, from the sessions
+    and judgments it was given): the same ``conn`` the trends query."""
+
+    def __init__(self, result: LoadResult) -> None:
+        import duckdb
+
+        from analysis.index._build import create_tables, insert_rows
+        from analysis.index._rows import load_rows
+
+        self.conn: Any = duckdb.connect()
+        create_tables(self.conn)
+        insert_rows(self.conn, load_rows(result, {}, with_findings=False))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> LoadedTables:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -103,7 +103,9 @@ TABLES: dict[str, dict[str, str]] = {
 Rows = dict[str, list[dict[str, Any]]]
 
 
-def _session_rows(session: Session, source_file: str, position: int, rows: Rows) -> None:
+def _session_rows(
+    session: Session, source_file: str, position: int, rows: Rows, with_findings: bool
+) -> None:
     first = next((turn for turn in session.turns), None)
     rows["sessions"].append(
         {
@@ -168,7 +170,7 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
             }
         )
     _issue_rows(session.issues, source_file, session.session_id, rows)
-    for number, finding in enumerate(lint([session])):
+    for number, finding in enumerate(lint([session]) if with_findings else []):
         rows["findings"].append(
             {"source_file": source_file, **finding.model_dump(exclude={"condition"})}
             | {"position": number}
@@ -195,12 +197,14 @@ def empty_rows() -> Rows:
     return {table: [] for table in TABLES}
 
 
-def load_rows(result: LoadResult, files: dict[str, str]) -> Rows:
+def load_rows(result: LoadResult, files: dict[str, str], with_findings: bool = True) -> Rows:
     """The rows of a load; ``files`` maps each file's display name to its resolved path (the
-    ``source_file`` its rows carry). Issues of files outside the map keep their display name."""
+    ``source_file`` its rows carry). Issues of files outside the map keep their display name.
+    Without ``with_findings``, the sessions are not linted (no ``findings`` rows)."""
     rows = empty_rows()
     for position, session in enumerate(result.sessions):
-        _session_rows(session, files.get(session.source, session.source), position, rows)
+        source = files.get(session.source, session.source)
+        _session_rows(session, source, position, rows, with_findings)
     for issue in result.issues:
         _issue_rows([issue], files.get(issue.file, issue.file), None, rows)
     judged_in = next(iter(files.values())) if len(files) == 1 else None  # a judgments file
