@@ -350,7 +350,7 @@ def issues_panel(workspace: Workspace) -> None:
     issues = workspace.collection.issues()
     if not issues:
         return
-    with st.expander(f"{len(issues)} parse issues"):
+    with st.expander(f"{len(issues)} parse issue{'' if len(issues) == 1 else 's'}"):
         st.dataframe([issue.model_dump() for issue in issues], hide_index=True)
 
 

@@ -432,7 +432,7 @@ def test_an_empty_local_folder_asks_for_one_and_a_missing_one_is_not_found(tmp_p
     at.sidebar.text_input(key="data_folder").set_value(missing).run()
     assert [plain(e.value) for e in at.error] == [f"folder not found: {missing}"]
     assert not at.dataframe
-    assert not at.expander  # no "1 parse issues"
+    assert not at.expander  # no "1 parse issue"
 
 
 RETAIL = "retail.synthetic/task0-trial0"

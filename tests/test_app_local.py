@@ -130,7 +130,7 @@ def test_a_link_inside_the_data_root_to_a_file_outside_is_not_read(rooted):
     assert not at.exception
     assert at.dataframe[-1].value["session_id"].tolist() == [BAD]  # after the issues' table
     issues = at.expander[0]
-    assert issues.label == "1 parse issues"
+    assert issues.label == "1 parse issue"
     (issue,) = issues.dataframe[0].value.to_dict("records")
     assert issue["reason"] == "leads outside the data root; not read"
 

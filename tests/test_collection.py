@@ -63,3 +63,24 @@ def test_a_grown_file_is_seen_when_the_collection_is_opened_again(tmp_path):
     assert (again.summary.new, again.summary.unchanged) == (1, first.summary.new)
     assert len(again.session_ids) == len(first.session_ids) + 1
     assert again.session_ids == [s.session_id for s in analysis.load([folder]).sessions]
+
+
+def test_a_file_that_cannot_be_read_is_an_issue_through_the_index_and_on_the_page(tmp_path):
+    """``/proc/self/mem`` is a regular file that no read succeeds on (EIO): the real
+    thing, for a file that cannot be read, whoever runs the tests."""
+    from conftest import open_app
+
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    shutil.copy(SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl", folder)
+    (folder / "unreadable.jsonl").symlink_to("/proc/self/mem")
+    collection = Collection([folder], tmp_path / "index.duckdb")
+    (issue,) = collection.issues()
+    assert issue.file.endswith("unreadable.jsonl")
+    assert "cannot be read" in issue.reason
+    assert collection.issues() == analysis.load([folder]).all_issues()
+    assert len(collection.session_ids) == 1  # the readable file is all there
+    at = open_app({"kept_data_source": "Local folder", "kept_data_folder": str(folder)})
+    assert not at.exception
+    assert at.expander[0].label == "1 parse issue"
+    assert len(at.dataframe[1].value) == 1  # the session, under the issues
