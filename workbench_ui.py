@@ -432,12 +432,21 @@ def chosen_session(workspace: Workspace) -> analysis.Session | None:
         return None
     current, linked = _from_url_or_kept("session")
     if linked and current not in ids:
+        first = workspace.collection.session_names[ids[0]]
         st.warning(
-            f"No session {inert(str(current))} in the data loaded: showing {inert(ids[0])} instead."
+            f"No session {inert(str(current))} in the data loaded: showing {inert(first)} instead."
         )
         _drop("turn", "step", "call")
     index = ids.index(current) if current in ids else 0
-    session_id = st.selectbox("Session", ids, index=index, key="session_pick")
+    names = workspace.collection.session_names
+    session_id = st.selectbox(
+        "Session",
+        ids,
+        index=index,
+        format_func=names.__getitem__,
+        key="session_pick",
+        help="Type to find one by its title, first ask or id.",
+    )
     if session_id != current:  # another session: its turn 0
         _drop("turn", "step", "call")
         st.session_state.pop("turn_pick", None)

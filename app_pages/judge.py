@@ -18,7 +18,9 @@ ids = st.multiselect(
     "Sessions",
     known,
     default=[i for i in known if i == st.query_params.get("session")],
+    format_func=workspace.collection.session_names.__getitem__,
     key="judge_sessions",
+    help="Type to find sessions by their title, first ask or id.",
 )
 uploaded = st.file_uploader(
     "Judge spec (optional)",

@@ -9,7 +9,7 @@ Whatever is built here equals what loading every file would give (``analysis.loa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +227,13 @@ class Collection:
     @property
     def session_ids(self) -> list[str]:
         return list(self._rows["session_id"])
+
+    @cached_property
+    def session_names(self) -> dict[str, str]:
+        """Each session's readable name (:func:`analysis.views.session_names_of`)."""
+        from analysis.views._tables import session_names_of
+
+        return session_names_of(self._rows.select("session_id", "title", "first_ask"))
 
     def overview_inputs(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The sessions' :data:`~analysis.views.OVERVIEW_BASE` columns and their labels."""

@@ -55,14 +55,13 @@ from analysis.views._review import (
 from analysis.views._tables import (
     ablation_table,
     findings_frame,
+    session_names_of,
     session_overview,
     turn_scores,
     turn_table,
 )
 
 MAX_TABLE_ROWS = 500
-NAME_CHARS = 48
-"""A session's readable name keeps this many characters of its title or first ask."""
 MAX_NAMED_SESSIONS = 5
 """*What we found* names at most this many sessions in one sentence."""
 MAX_SESSION_CHARTS = 10
@@ -219,41 +218,17 @@ def render_report(
     )
 
 
-_UUID_LIKE = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}", re.IGNORECASE)
-
-
-def short_ids(session_ids: Sequence[str]) -> dict[str, str]:
-    """A UUID's first eight characters (and its last four, when another UUID shares those
-    eight); any other id as it is."""
-    heads: dict[str, int] = {}
-    for sid in session_ids:
-        heads[sid[:8]] = heads.get(sid[:8], 0) + 1
-    short = {}
-    for sid in session_ids:
-        if not _UUID_LIKE.fullmatch(sid):
-            short[sid] = sid
-        else:
-            short[sid] = sid[:8] if heads[sid[:8]] == 1 else f"{sid[:8]}…{sid[-4:]}"
-    return short
-
-
-def _shorten(text: str, limit: int = NAME_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
 def session_names(sessions: Sequence[Session]) -> dict[str, str]:
-    """Each session's readable name: its title (else its first ask) shortened, and its short
-    id (:func:`short_ids`), e.g. ``“Where is the retry logic…” (5eed0000…0002)``. Plain
-    text: escape it for HTML."""
-    ids = short_ids([session.session_id for session in sessions])
-    names = {}
-    for session in sessions:
-        ask = next((turn.ask for turn in session.turns if turn.ask.strip()), "")
-        text = _shorten(session.title or ask)
-        sid = ids[session.session_id]
-        names[session.session_id] = f"“{text}” ({sid})" if text else sid
-    return names
+    """Each session's readable name (:func:`analysis.views.session_names_of`)."""
+    frame = pl.DataFrame(
+        {
+            "session_id": [s.session_id for s in sessions],
+            "title": [s.title for s in sessions],
+            "first_ask": [next((t.ask for t in s.turns if t.ask.strip()), None) for s in sessions],
+        },
+        schema={"session_id": pl.String, "title": pl.String, "first_ask": pl.String},
+    )
+    return session_names_of(frame)
 
 
 def _named(frame: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:

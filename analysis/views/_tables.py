@@ -10,6 +10,7 @@ of sessions stay quick.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -206,6 +207,39 @@ def _shortened(text: pl.Expr, limit: int = NAME_CHARS) -> pl.Expr:
     return pl.when(flat.str.len_chars() > limit).then(cut).otherwise(flat)
 
 
+_UUID_LIKE = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}", re.IGNORECASE)
+
+
+def short_ids(session_ids: Sequence[str]) -> dict[str, str]:
+    """A UUID's first eight characters (and its last four, when another UUID shares those
+    eight); any other id as it is."""
+    heads: dict[str, int] = {}
+    for sid in session_ids:
+        heads[sid[:8]] = heads.get(sid[:8], 0) + 1
+    short = {}
+    for sid in session_ids:
+        if not _UUID_LIKE.fullmatch(sid):
+            short[sid] = sid
+        else:
+            short[sid] = sid[:8] if heads[sid[:8]] == 1 else f"{sid[:8]}…{sid[-4:]}"
+    return short
+
+
+def _name(title: pl.Expr, first_ask: pl.Expr) -> pl.Expr:
+    """A session's name: its title, else its first ask, on one line and shortened."""
+    return _shortened(pl.coalesce(pl.when(title.str.strip_chars() != "").then(title), first_ask))
+
+
+def session_names_of(frame: pl.DataFrame) -> dict[str, str]:
+    """Each session's readable name, from its ``session_id``, ``title`` and ``first_ask``: the
+    overview's name in quotes and its short id (:func:`short_ids`), e.g. ``“Where is the retry
+    logic…” (5eed0000…0002)``; the short id alone when it has neither. Plain text: escape it
+    for HTML or Markdown."""
+    ids = short_ids(frame["session_id"].to_list())
+    named = frame.select("session_id", _name(pl.col("title"), pl.col("first_ask")).alias("name"))
+    return {sid: f"“{name}” ({ids[sid]})" if name else ids[sid] for sid, name in named.iter_rows()}
+
+
 SEARCHED = ("name", "first_ask", "project", "session_id")
 """The overview's columns a search looks in."""
 
@@ -282,14 +316,13 @@ def overview_of(
         (pl.col("severity") == "info").sum().alias("infos"),
     )
     counts = ["split_turns", "unscored_turns", "judged_turns", "errors", "warnings", "infos"]
-    title = pl.when(pl.col("title").str.strip_chars() != "").then("title")
     return (
         base.join(labels, on="session_id", how="left")
         .join(per_session, on="session_id", how="left")
         .join(severities, on="session_id", how="left")
         .with_columns(
             pl.col(counts).fill_null(0).cast(pl.Int64),
-            _shortened(pl.coalesce(title, "first_ask")).alias("name"),
+            _name(pl.col("title"), pl.col("first_ask")).alias("name"),
         )
         .sort(pl.col("mean_tsq").is_null(), "started", "session_id", nulls_last=True)
         .select(
