@@ -428,7 +428,7 @@ def chosen_session(workspace: Workspace) -> analysis.Session | None:
     in step. A link to a session that is not loaded is said in one line."""
     ids = workspace.collection.session_ids
     if not ids:
-        st.info("No sessions loaded. Choose a data source in the sidebar.")
+        st.info(inert(workspace.collection.why_empty()))
         return None
     current, linked = _from_url_or_kept("session")
     if linked and current not in ids:

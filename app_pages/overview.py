@@ -5,7 +5,7 @@ import streamlit as st
 
 import analysis
 from analysis.views import score_distribution_chart
-from workbench_ui import chart_downloads, data_source, issues_panel, open_page
+from workbench_ui import chart_downloads, data_source, inert, issues_panel, open_page
 
 SHOWN_ROWS = 2000
 """Rows sent to the browser at once; the counts and the chart cover every matching session."""
@@ -15,7 +15,7 @@ workspace = data_source()
 issues_panel(workspace)
 overview = workspace.overview()
 if overview.is_empty():
-    st.info("No sessions loaded. Choose a data source in the sidebar.")
+    st.info(inert(workspace.collection.why_empty()))
     st.stop()
 
 search = st.text_input(

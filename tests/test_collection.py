@@ -84,3 +84,40 @@ def test_a_file_that_cannot_be_read_is_an_issue_through_the_index_and_on_the_pag
     assert not at.exception
     assert at.expander[0].label == "1 parse issue"
     assert len(at.dataframe[1].value) == 1  # the session, under the issues
+
+
+def test_a_folder_of_no_transcripts_says_what_it_holds(tmp_path):
+    from conftest import open_app
+
+    (tmp_path / "notes.json").write_text('{"a": 1}')
+    at = open_app({"kept_data_source": "Local folder", "kept_data_folder": str(tmp_path)})
+    assert not at.exception
+    (said,) = at.info
+    shown = said.value.replace("\\", "")  # as the page shows it, Markdown escapes read
+    expected = "of the 1 file found, none is a transcript (1 parse issue says why)."
+    assert shown == f"No transcripts in {tmp_path}: {expected}"
+    assert at.expander[0].label == "1 parse issue"
+
+
+def test_a_tree_with_folders_that_cannot_be_listed_gives_issues_not_a_traceback():
+    """``/proc/1`` (the machine's first process) holds folders no one may list, root included
+    (``map_files``, ``fdinfo``): a real permission-denied tree, and entries that vanish."""
+    import subprocess
+    import sys
+
+    from conftest import open_app
+
+    done = subprocess.run(
+        [sys.executable, "-m", "analysis", "ingest", "/proc/1", "--no-index"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    denied = [line for line in done.stderr.splitlines() if "folder cannot be read" in line]
+    assert denied  # each one line, naming the folder and the reason
+    assert all(line.startswith("/proc/1/") and line.endswith(")") for line in denied)
+    at = open_app({"kept_data_source": "Local folder", "kept_data_folder": "/proc/1"})
+    assert not at.exception
+    assert at.info[0].value.startswith("No transcripts in /proc/1")

@@ -258,6 +258,20 @@ class Collection:
         with IndexReader(self.index) as reader:
             return step_scores(reader, judge, self._scope)
 
+    def why_empty(self) -> str:
+        """Why no session was found under the paths, in one sentence."""
+        where = ", ".join(self.paths)
+        files, issues = len(self._display), len(self._issues)
+        said = (
+            f"{issues} parse issue{'' if issues == 1 else 's'} say{'s' if issues == 1 else ''} why"
+        )
+        if not files:
+            return f"No transcripts in {where}: it holds no .jsonl, .json or .ndjson file" + (
+                f" that could be read ({said})." if issues else "."
+            )
+        found = f"{files} file{'' if files == 1 else 's'}"
+        return f"No transcripts in {where}: of the {found} found, none is a transcript ({said})."
+
     def issues(self) -> list[ParseIssue]:
         """Every issue, as ``LoadResult.all_issues`` lists them."""
         return list(self._issues)

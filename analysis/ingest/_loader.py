@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import stat
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -48,6 +49,33 @@ def _is_attached_subagent_file(path: Path) -> bool:
     )
 
 
+def _walk(folder: Path, given: str | Path, issues: list[ParseIssue]) -> list[Path]:
+    """The transcript-like files under ``folder``, sorted, hidden ones and those of hidden
+    folders left out. Links to folders are not followed (a link loop, or ``/proc/self/cwd``,
+    would never end); a folder that cannot be listed is an issue (one that vanished while
+    being walked is not: ``/proc``)."""
+    found: list[Path] = []
+
+    def unreadable(error: OSError) -> None:
+        if not isinstance(error, FileNotFoundError):
+            shown = Path(given) / Path(error.filename or folder).relative_to(folder)
+            reason = f"folder cannot be read ({error.strerror or error})"
+            issues.append(ParseIssue(file=str(shown), reason=reason))
+
+    for top, folders, files in os.walk(folder, onerror=unreadable):
+        folders[:] = [name for name in folders if not name.startswith(".")]
+        for name in files:
+            child = Path(top, name)
+            if (
+                not name.startswith(".")
+                and child.suffix in TRANSCRIPT_SUFFIXES
+                and child.is_file()
+                and not _is_attached_subagent_file(child)
+            ):
+                found.append(child)
+    return sorted(found)
+
+
 def discover(
     paths: Iterable[str | Path], root: str | Path | None = None
 ) -> tuple[list[tuple[Path, str]], list[ParseIssue]]:
@@ -79,16 +107,8 @@ def discover_resolved(
         if root is not None and not inside_root(path, root):
             issues.append(ParseIssue(file=str(given), reason=OUTSIDE_REASON))
         elif path.is_dir():
-            for child in sorted(path.rglob("*")):
-                relative = child.relative_to(path)
-                if any(part.startswith(".") for part in relative.parts):
-                    continue
-                if (
-                    child.is_file()
-                    and child.suffix in TRANSCRIPT_SUFFIXES
-                    and not _is_attached_subagent_file(child)
-                ):
-                    add(child, str(Path(given) / relative))
+            for child in _walk(path, given, issues):
+                add(child, str(Path(given) / child.relative_to(path)))
         elif path.is_file():
             add(path, str(given))
         else:
