@@ -6,6 +6,7 @@ is always shown with ``st.text``/``st.code``/``st.dataframe``, never as markdown
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable
@@ -539,6 +540,21 @@ def transcript_text(text: str) -> None:
         st.text(text)
     else:
         st.code(text, language=None, wrap_lines=True, height=_scroll_height(text))
+
+
+def call_panel(call: analysis.ToolCall) -> None:
+    """One call: its tool and input (as JSON), then its result as the page shows results
+    (:func:`analysis.views.result_view`): formatted JSON or wrapped text, long ones in a box
+    of their own, with their length."""
+    st.markdown(f"**{inert(call.name)}** · call `{inert(call.id)}`")
+    arguments = json.dumps(call.input, indent=2, ensure_ascii=False)
+    st.code(arguments, language="json", wrap_lines=True, height=_scroll_height(arguments))
+    view = analysis.views.result_view(call.result)
+    st.caption(view.caption)
+    if view.kind == "json":
+        st.code(view.text, language="json", wrap_lines=True, height=_scroll_height(view.text))
+    elif view.kind == "text" and view.text:
+        st.code(view.text, language=None, wrap_lines=True, height=_scroll_height(view.text))
 
 
 def judge_input_panel(rendered: JudgeInput, called: list[str]) -> None:

@@ -1,7 +1,5 @@
 """Turn: its steps; for one step at a time, why it scored what it scored and what the judge saw."""
 
-import json
-
 import polars as pl
 import streamlit as st
 
@@ -11,6 +9,7 @@ from analysis.findings import findings_for_turn, is_about_input, votes_in_words
 from analysis.study import step_item_id
 from analysis.views import judgment_of, next_to_label, step_table
 from workbench_ui import (
+    call_panel,
     chosen_session_and_turn,
     chosen_step,
     data_source,
@@ -47,6 +46,12 @@ condition = (
 )
 st.caption("The ask")
 transcript_text(turn.ask)
+if not turn.messages:
+    st.info(
+        "This turn has no model response (a command such as /compact, or an interrupted "
+        "ask): the agent made no choice, so there is nothing to judge."
+    )
+    st.stop()
 summary = turn_table(session, workspace.judgments, session_findings, condition).filter(
     pl.col("turn_index") == turn.index
 )
@@ -65,10 +70,6 @@ if whole_turn is not None:
     st.text(why_this_score(turn_findings, whole_turn))
     st.text(votes_in_words(whole_turn))
     votes_side_by_side(whole_turn)
-if not turn.messages:
-    st.info("This turn has no model response: the agent made no choice to judge.")
-    st.stop()
-
 st.subheader("Steps")
 steps = step_table(session, workspace.judgments, session_findings, condition).filter(
     pl.col("turn_index") == turn.index
@@ -138,6 +139,6 @@ if st.button(
         upcoming["step_index"],
         upcoming["parent_call_id"],
     )
-with st.expander("This step's calls and their results"):
-    calls = [c.model_dump(mode="json", exclude={"subagent"}) for c in step.message.tool_calls]
-    st.code(json.dumps(calls, indent=1), language="json", wrap_lines=True)
+with st.expander(f"This step's calls and their results ({len(step.message.tool_calls)})"):
+    for call in step.message.tool_calls:
+        call_panel(call)

@@ -17,6 +17,10 @@ from ._frames import (
     tool_calls_frame as tool_calls_frame,
     turns_frame as turns_frame,
 )
+from ._results import (
+    ResultView as ResultView,
+    result_view as result_view,
+)
 from ._review import (
     ablation_steps as ablation_steps,
     ablation_turns as ablation_turns,
