@@ -546,7 +546,7 @@ def call_panel(call: analysis.ToolCall) -> None:
     """One call: its tool and input (as JSON), then its result as the page shows results
     (:func:`analysis.views.result_view`): formatted JSON or wrapped text, long ones in a box
     of their own, with their length."""
-    st.markdown(f"**{inert(call.name)}** · call `{inert(call.id)}`")
+    st.markdown(f"**{inert(call.name)}** · call {inert(call.id)}")
     arguments = json.dumps(call.input, indent=2, ensure_ascii=False)
     st.code(arguments, language="json", wrap_lines=True, height=_scroll_height(arguments))
     view = analysis.views.result_view(call.result)
