@@ -701,3 +701,47 @@ def test_self_preference_is_a_documented_code():
     from analysis.findings import CODES
 
     assert "SELF_PREFERENCE" in CODES
+
+
+SELF_CONTAINED_ASKS = [
+    "start phoenix in background",
+    "Implement spotter-gqc",
+    "Show me src/app.py",
+    "Where is parse_config defined?",
+    "Run the payment tests",
+    "/review-tests payments",
+    "create a file named notes.md listing the three biggest modules",
+]
+REFERRING_ASKS = [
+    "yes",
+    "yes do #1",
+    "did you push?",
+    "the same for the other file",
+    "fix it",
+    "try again",
+    "ok go ahead",
+    "do it like before",
+]
+
+
+def test_context_dependent_asks_are_those_that_refer_back(corpus):
+    """Read by a person: of the real Claude Code sessions' asks, three refer back ("yes",
+    "yes do #1", "did you push?"); short self-contained asks are not flagged."""
+    from analysis.findings import is_context_dependent
+
+    assert not [ask for ask in SELF_CONTAINED_ASKS if is_context_dependent(ask)]
+    assert all(is_context_dependent(ask) for ask in REFERRING_ASKS)
+    asks = {t.ask for s in analysis.load([corpus / "claude-code"]).sessions for t in s.turns}
+    flagged = {ask for ask in asks if is_context_dependent(ask)}
+    assert flagged == {"yes", "yes do #1", "did you push?"} & asks
+    assert "start phoenix in background" in asks  # the first ask once flagged
+
+
+def test_a_first_ask_that_refers_back_says_the_session_does_not_contain_it():
+    session = analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions[0]
+    first = session.turns[0].model_copy(update={"ask": "yes do #1"})
+    session = session.model_copy(update={"turns": [first, *session.turns[1:]]})
+    (finding,) = [f for f in lint([session]) if f.code == "CONTEXT_DEPENDENT_ASK"]
+    assert finding.turn_index == 0
+    assert "refers to something this session does not contain" in finding.message
+    assert "earlier turn" not in finding.message.split(":")[0]

@@ -22,7 +22,9 @@ def test_json_is_indented_and_text_is_kept_as_it_came():
 
 
 def test_text_that_only_starts_like_json_stays_text_and_sizes_are_said():
-    shown = result_view(ToolResult(content="[1/3] building…", is_error=True, truncated_from=120_000))
+    shown = result_view(
+        ToolResult(content="[1/3] building…", is_error=True, truncated_from=120_000)
+    )
     assert shown.kind == "text"
     assert shown.caption == "error result, 120,000 characters (cut to 15 when loaded)"
     assert result_view(None).caption == "no result recorded"

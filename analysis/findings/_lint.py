@@ -55,10 +55,19 @@ CATALOG_CODES = frozenset(
 """Findings about the catalog a turn had; one that every turn of a session has is reported
 once, for the session (``turn_index`` None), and is then about every turn."""
 _REFERENTIAL = re.compile(
-    r"^\s*(yes|yeah|yep|ok(ay)?|sure|no|go( ahead)?|do (it|that|this|so)|continue|again|same|"
-    r"that|this|those|these|the (above|first|second|last)|#?\d+)\b|#\d+",
+    r"^\W*(yes|yeah|yep|ok(ay)?|sure|no|nope|go( ahead)?|do (it|that|this|so)|continue|again|"
+    r"same|that|this|those|these|it|the (above|same|other|previous|first|second|last)|#?\d+)\b"
+    r"|#\d+|\b(as before|like before|same as (before|above)|the same (for|as|with|to)|"
+    r"the other (one|ones|file|files)|do it again|that one|those ones|did you)\b",
     re.I,
 )
+"""Asks that refer back: an answer ("yes", "ok", "go ahead"), a pointer ("#1", "the above",
+"the same for the other file", "as before") or a question about what was done ("did you")."""
+_BACK_REFERENCE = re.compile(
+    r"\b(it|that|this|those|these|them|again|above|previous|earlier)\b", re.I
+)
+"""A word that points back, which makes a short ask ("fix it", "try again") depend on its
+context; a short ask without one ("start phoenix in background") stands on its own."""
 _FAMILIES = (
     ("Claude", re.compile(r"claude|anthropic", re.I)),
     ("GPT", re.compile(r"\bgpt|openai|(^|[/.:])o[1-9]\b|chatgpt", re.I)),
@@ -126,8 +135,10 @@ def finding_scope(finding: Finding) -> Scope:
 
 
 def is_context_dependent(ask: str) -> bool:
-    """A short or referential ask ("yes do #1") that cannot be judged on its own."""
-    return len(ask.split()) <= _SHORT_ASK_WORDS or bool(_REFERENTIAL.search(ask))
+    """An ask that refers back ("yes do #1", "the same for the other file", "fix it") and so
+    cannot be judged on its own; a self-contained one, short or not, is not."""
+    short = len(ask.split()) <= _SHORT_ASK_WORDS
+    return bool(_REFERENTIAL.search(ask)) or (short and bool(_BACK_REFERENCE.search(ask)))
 
 
 NO_CATALOG_DRAFT = Draft(
@@ -258,17 +269,14 @@ def _context_finding(
     truncated = prior_chars > options.context_chars
     if turn.index > 0 and not truncated:
         return None
-    why = "was cut to fit the budget" if truncated else "is missing (no earlier turn)"
-    return _finding(
-        session,
-        turn,
-        Draft(
-            "CONTEXT_DEPENDENT_ASK",
-            "warning",
-            f"The ask {turn.ask[:40]!r} depends on earlier turns, and the prior context {why}: "
-            "the judge may not know what was asked.",
-        ),
+    message = (
+        f"The ask {turn.ask[:40]!r} refers back to earlier turns, and the prior context was cut "
+        "to fit the budget: the judge may not know what was asked."
+        if truncated
+        else f"The ask {turn.ask[:40]!r} refers to something this session does not contain "
+        "(it is the first turn): the judge cannot know what was meant."
     )
+    return _finding(session, turn, Draft("CONTEXT_DEPENDENT_ASK", "warning", message))
 
 
 def findings_for_condition(findings: Iterable[Finding], condition: str) -> list[Finding]:
