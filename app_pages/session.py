@@ -46,7 +46,9 @@ else:
     if steps["score"].is_null().all():
         st.info(f"Not judged under {condition} yet: run the judge from the Judge page.")
     scores_chart = step_scores_chart(steps)
-    chart = st.altair_chart(scores_chart, on_select="rerun", key="step_chart")
+    chart = st.altair_chart(
+        scores_chart, on_select="rerun", selection_mode=["step_pick"], key="step_chart"
+    )
     chart_downloads(scores_chart, f"tsq-per-step-{session.session_id}")
     picked = chart["selection"].get("step_pick") if chart else None
     if picked:

@@ -38,6 +38,7 @@ def test_split_vote_turn_in_a_real_browser(server, tmp_path):
         navigation = page.get_by_test_id("stSidebarNav").inner_text()
         assert navigation.split() == [
             "Overview",
+            "Trends",
             "Session",
             "Turn",
             "Catalog",
@@ -92,6 +93,7 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
     if not folder.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
     chosen = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"  # tool_heavy.jsonl: three turns
+    named = "“start phoenix in background” (d6e0bada)"  # its first ask and short id
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
@@ -104,7 +106,7 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
 
         def shows(session: str, turn: str | None = None) -> None:
             picker = page.get_by_role("combobox", name="Session")
-            expect(picker).to_have_value(session, timeout=30_000)
+            expect(picker).to_have_value(named if session == chosen else session, timeout=30_000)
             if turn is not None:
                 expect(page.get_by_role("spinbutton", name="Turn")).to_have_value(
                     turn, timeout=30_000
@@ -117,7 +119,7 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
         page.get_by_text("7 of 7 sessions").wait_for(timeout=30_000)
         sidebar("Session")
         page.get_by_test_id("stSelectbox").click()
-        page.get_by_role("option", name=chosen).click()
+        page.get_by_role("option", name=named).click()
         shows(chosen)
         sidebar("Turn")
         shows(chosen, "0")

@@ -254,9 +254,12 @@ def test_step_chart_serialises_with_turn_bands_means_and_a_step_pick(loaded):
     assert points["encoding"]["color"]["field"] == "verdict_kind"
     assert "split" in points["encoding"]["color"]["scale"]["domain"]
     assert points["encoding"]["shape"]["field"] == "verdict_kind"
-    (pick,) = spec.get("params") or points["params"]
-    assert pick["name"] == "step_pick"
+    params = {param["name"]: param for param in spec.get("params") or points["params"]}
+    assert set(params) == {"step_pick", "step_zoom"}
+    pick, zoom = params["step_pick"], params["step_zoom"]
     assert pick["select"]["fields"] == ["turn_index", "step_index", "parent_call_id"]
+    assert zoom["bind"] == "scales"  # the step axis zooms and pans
+    assert zoom["select"]["encodings"] == ["x"]
     rows = datasets[points["data"]["name"]]
     split_row = next(r for r in rows if r["verdict_kind"] == "split")
     assert split_row["step_label"] == "turn 3, step 0"

@@ -145,7 +145,8 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
 
     Split votes stand out as in :func:`turn_scores_chart` (colour, shape, band); a short
     rule across each turn's band is the turn's TSQ (the mean of its steps). Selecting a point
-    selects its ``turn_index``, ``step_index`` and ``parent_call_id`` (``step_pick``).
+    selects its ``turn_index``, ``step_index`` and ``parent_call_id`` (``step_pick``); the
+    step axis zooms and pans (``step_zoom``, bound to its scale), for sessions of 200 steps.
     """
     positions = steps["position"].to_list() or [0]
     low, high = min(positions) - 0.5, max(positions) + 0.5
@@ -160,8 +161,8 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
         x=alt.X(
             "start:Q",
             scale=x_scale,
-            title="steps in session order (bands: turns)",
-            axis=alt.Axis(labels=False, ticks=False, grid=False),
+            title="steps in session order (bands: turns) · scroll to zoom, drag to pan",
+            axis=alt.Axis(format="d", tickMinStep=1, grid=False, labelOverlap=True),
         ),
         x2="end:Q",
         color=alt.condition(alt.datum.shaded, alt.value("#eceff1"), alt.value("#fafafa")),
@@ -193,6 +194,7 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
     pick = alt.selection_point(
         fields=["turn_index", "step_index", "parent_call_id"], name="step_pick"
     )
+    zoom = alt.selection_interval(bind="scales", encodings=["x"], name="step_zoom")
     points = (
         data.mark_point(size=_point_size(steps.height), filled=True)
         .encode(
@@ -212,7 +214,7 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
                 alt.Tooltip("turn_score:Q", title="turn TSQ", format=".2f"),
             ],
         )
-        .add_params(pick)
+        .add_params(pick, zoom)
     )
     chart: alt.LayerChart = alt.LayerChart(
         layer=[turn_bands, split_bands, turn_means, points, turn_names],
