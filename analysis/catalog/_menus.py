@@ -140,12 +140,12 @@ def judge_descriptions() -> dict[str, str]:
     return tools
 
 
-def _builtin_def(tool: BuiltinTool) -> ToolDef:
+def _builtin_def(tool: BuiltinTool, baseline: ToolCatalog) -> ToolDef:
     """A built-in as the judge sees it: the baseline's definition where it has one (the seed's
     rule: the curated definition wins), else the judge's description and Claude Code's schema;
     Claude Code's own text and the versions it held in go beside it."""
     name = tool.definition.name
-    curated = baseline_catalog().get(name)
+    curated = baseline.get(name)
     return ToolDef(
         name=name,
         description=(
@@ -174,17 +174,19 @@ def _version_menu(session: Session, version: str, live: ToolCatalog | None) -> T
     if examined is None:
         return None
     called = _called_names(session)
+    baseline = baseline_catalog()
     kept = [
         tool
         for tool in builtins
         if tool.always_enabled
         or tool.definition.name in judge_descriptions()
-        or baseline_catalog().get(tool.definition.name) is not None
+        or baseline.get(tool.definition.name) is not None
         or tool.definition.name in called
         or called.intersection(tool.aliases)
     ]
     menu = ToolCatalog(
-        tools=[_builtin_def(tool) for tool in kept], source=f"Claude Code {examined} built-ins"
+        tools=[_builtin_def(tool, baseline) for tool in kept],
+        source=f"Claude Code {examined} built-ins",
     )
     where = f"Claude Code {examined}'s built-in tools"
     if examined != version:

@@ -90,9 +90,15 @@ def builtin_tool_versions(version: str) -> tuple[list[BuiltinTool], str | None]:
     used = nearest_examined(version)
     if used is None:
         return [], None
+    return [tool.model_copy() for tool in _tools_of_examined(used)], used
+
+
+@cache
+def _tools_of_examined(used: str) -> tuple[BuiltinTool, ...]:
     entry = next(entry for entry in _document()["versions"] if entry["version"] == used)
-    tools = [_builtin_tool(name, _definition_at(name, _data_key(used))) for name in entry["tools"]]
-    return tools, used
+    return tuple(
+        _builtin_tool(name, _definition_at(name, _data_key(used))) for name in entry["tools"]
+    )
 
 
 def _definition_at(name: str, key: tuple[int, ...]) -> dict[str, Any]:
