@@ -39,7 +39,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class IndexProblem(RuntimeError):
@@ -139,7 +139,7 @@ def parse_file(path: str, display: str) -> Parsed:
         display=display,
         identity=ident,
         stat_key=key,
-        rows=load_rows(result, {display: path}),
+        rows=load_rows(result, {display: path}, step_inputs=True),
         keys=sorted(set(keys_of(result))),
         kind=_kind(result),
         files_read=result.files_read,
@@ -528,7 +528,7 @@ def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> None:
     for group in groups:
         members = [f for f in group if f in displays]
         result = load([displays[f] for f in members])
-        rows = load_rows(result, {displays[f]: f for f in members})
+        rows = load_rows(result, {displays[f]: f for f in members}, step_inputs=True)
         _delete_rows(conn, members, TABLES)
         _insert(conn, rows)
     conn.execute("COMMIT")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from analysis.index._inputs import INPUT_COLUMNS, input_rows
 from analysis.models import LoadResult, ParseIssue, Session
 from analysis.render._steps import select_steps
 
@@ -81,6 +82,7 @@ TABLES: dict[str, dict[str, str]] = {
         "n_valid": "INTEGER",
         "n_requested": "INTEGER",
     },
+    "step_inputs": INPUT_COLUMNS,
 }
 """Each table's columns and DuckDB types, in order."""
 
@@ -174,12 +176,15 @@ def empty_rows() -> Rows:
     return {table: [] for table in TABLES}
 
 
-def load_rows(result: LoadResult, files: dict[str, str]) -> Rows:
+def load_rows(result: LoadResult, files: dict[str, str], step_inputs: bool = False) -> Rows:
     """The rows of a load; ``files`` maps each file's display name to its resolved path (the
-    ``source_file`` its rows carry). Issues of files outside the map keep their display name."""
+    ``source_file`` its rows carry). Issues of files outside the map keep their display name.
+    ``step_inputs``: also render every step for the ``step_inputs`` table (the index's)."""
     rows = empty_rows()
     for position, session in enumerate(result.sessions):
         _session_rows(session, files.get(session.source, session.source), position, rows)
+        if step_inputs:
+            rows["step_inputs"] += input_rows(session, files.get(session.source, session.source))
     for issue in result.issues:
         _issue_rows([issue], files.get(issue.file, issue.file), None, rows)
     judged_in = next(iter(files.values())) if len(files) == 1 else None  # a judgments file

@@ -118,6 +118,11 @@ class JudgeInput(BaseModel):
 
 
 def _shorten(text: str, limit: int) -> str:
+    """``text`` on one line, its runs of white space made one space, cut to ``limit``."""
+    if len(text) > 2 * limit + 2:  # a long text: its start, so made, is the start of the whole
+        head = " ".join(text[: 2 * limit + 2].split())
+        if len(head) > limit:
+            return f"{head[:limit]}…"
     text = " ".join(text.split())
     return text if len(text) <= limit else f"{text[:limit]}…"
 
