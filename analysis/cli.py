@@ -616,7 +616,7 @@ def _indexed_plan(
     from analysis.index import IndexProblem, IndexReader
     from analysis.judge._plan import indexed_plan
 
-    click.echo(update_or_exit(paths, index_path, None), err=True)
+    click.echo(update_or_exit(paths, index_path, None))
     try:
         with IndexReader(index_path) as reader:
             return indexed_plan(
