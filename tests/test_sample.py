@@ -18,7 +18,13 @@ from scipy.stats import norm
 
 import analysis
 from analysis.index import IndexReader, step_scores, trends, update_index
-from analysis.index._sample import KEYS, LoadedTables, candidate_steps, stratified_sample
+from analysis.index._sample import (
+    KEYS,
+    LoadedTables,
+    candidate_steps,
+    in_scope,
+    stratified_sample,
+)
 from analysis.judge._cost import estimate_run
 from analysis.judge._plan import Choice, direct_plan, indexed_plan
 from analysis.judge._spec import default_spec
@@ -242,7 +248,8 @@ def test_another_rendering_through_the_index_is_rendered_from_the_chosen_files(
 def test_the_direct_path_reads_the_steps_as_the_index_does(corpus_index, corpus_load):
     tables = LoadedTables(corpus_load, [CORPUS])
     with IndexReader(corpus_index) as reader:
-        indexed = candidate_steps(reader, [CORPUS], "all", True, 0)
-    loaded = candidate_steps(tables, [CORPUS], "all", True, 0)
+        in_scope(reader, [CORPUS])
+        indexed = candidate_steps(reader, "all", True, 0)
+    loaded = candidate_steps(tables, "all", True, 0)
     columns = [*KEYS, "tools", "model", "version", "project", "week", "calls", "errors"]
     assert loaded.select(columns).equals(indexed.select(columns))

@@ -144,34 +144,32 @@ def stratified_sample(
     )
 
 
-def in_scope(reader: Any, paths: Sequence[str | Path]) -> list[str]:
-    """The indexed files under ``paths``, in the order a load of ``paths`` reads them; the
-    scope is registered on the reader's connection as the view ``scope``."""
-    import pyarrow as pa
-
+def in_scope(reader: Any, paths: Sequence[str | Path]) -> dict[str, str]:
+    """The files under ``paths`` (resolved path: display name), in the order a load of
+    ``paths`` reads them, made the reader's temporary table ``scope`` (path, file_order)."""
     found, _ = discover(paths)
-    files = list(dict.fromkeys(os.path.realpath(path) for path, _ in found))
-    reader.conn.register("scope", pa.table({"path": files, "file_order": range(len(files))}))
-    return files
+    shown = {os.path.realpath(path): display for path, display in found}
+    reader.conn.execute(
+        "CREATE OR REPLACE TEMP TABLE scope AS "
+        "SELECT unnest($1::VARCHAR[]) AS path, unnest(range(len($1))) AS file_order",
+        [list(shown)],
+    )
+    return shown
 
 
-def candidate_steps(
-    reader: Any, paths: Sequence[str | Path], selection: str, subagents: bool, seed: int
-) -> pl.DataFrame:
-    """The steps under ``paths`` that ``--steps selection`` (and ``--subagents``) keeps, in
-    the order the direct path renders them, each with its dimensions and (from an index) the
-    figures the estimate needs."""
-    in_scope(reader, paths)
+def candidate_steps(reader: Any, selection: str, subagents: bool, seed: int) -> pl.DataFrame:
+    """The steps in scope (:func:`in_scope`) that ``--steps selection`` (and ``--subagents``)
+    keeps, in the order the direct path renders them, each with its dimensions and (from an
+    index) the figures the estimate needs."""
+    main_agent = "" if subagents else " AND s.parent_call_id IS NULL"
     frame = pl.from_arrow(
         reader.conn.sql(
-            f"SELECT c.*, scope.file_order FROM ({CANDIDATES}) c "
-            "JOIN scope ON scope.path = c.source_file"
+            f"SELECT c.*, scope.file_order FROM ({CANDIDATES}{main_agent}) c "
+            "JOIN scope ON scope.path = c.source_file "
+            "ORDER BY scope.file_order, c.session_position, c.position"
         ).to_arrow_table()
     )
     assert isinstance(frame, pl.DataFrame)
-    if not subagents:
-        frame = frame.filter(pl.col("parent_call_id").is_null())
-    frame = frame.sort("file_order", "session_position", "position")
     if selection == "all":
         return frame
     kept = []
@@ -189,9 +187,9 @@ class LoadedTables:
         import duckdb
         import pyarrow as pa
 
-        found, _ = discover(paths)
-        files = {display: os.path.realpath(path) for path, display in found}
-        rows = load_rows(result, files)
+        self.conn: Any = duckdb.connect()
+        shown = in_scope(self, paths)
+        rows = load_rows(result, {display: path for path, display in shown.items()})
         positions: dict[tuple[str, str], int] = {}
         for row in rows["steps"]:
             place = (row["source_file"], row["session_id"])
@@ -200,7 +198,6 @@ class LoadedTables:
             {key: row[key] for key in [*KEYS, "position"]} | {"source_file": row["source_file"]}
             for row in rows["steps"]
         ]
-        self.conn: Any = duckdb.connect()
         for table in ("sessions", "steps", "step_inputs"):
             columns = TABLES[table]
             self.conn.execute(
@@ -274,14 +271,13 @@ def figures_of(steps: pl.DataFrame) -> list[UnitFigures] | None:
 
 
 def sessions_of(
-    reader: IndexReader, paths: Sequence[str | Path], wanted: Iterable[tuple[str, str]]
+    reader: IndexReader, shown: dict[str, str], wanted: Iterable[tuple[str, str]]
 ) -> Iterator[Session]:
     """The sessions ``wanted`` ((source file, session id) pairs), read from their files alone:
     each file with those that share history with it (a resumed session's) or its folder
     (OpenAI-format trajectories and catalogs), loaded together as the index loads them, one
-    such group at a time."""
-    found, _ = discover(paths)
-    shown = {os.path.realpath(path): display for path, display in found}
+    such group at a time; ``shown`` names each file as the paths given reach it
+    (:func:`in_scope`)."""
     order = {path: place for place, path in enumerate(shown)}
     by_file: dict[str, set[str]] = {}
     for file, session_id in wanted:

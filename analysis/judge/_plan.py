@@ -102,7 +102,7 @@ def direct_plan(
         estimate = estimate_run(rendered, spec.votes, spec.model, spec.system_text())
         return JudgePlan(estimate=estimate, rendered=rendered, earlier=list(result.judgments))
     tables = LoadedTables(result, paths)
-    steps = candidate_steps(tables, paths, choice.selection, choice.subagents, choice.seed)
+    steps = candidate_steps(tables, choice.selection, choice.subagents, choice.seed)
     judged = judged_in([*result.judgments, *earlier_out], spec.judge_id, conditions)
     asked, sample, already = _sampled(steps, choice, judged)
     rendered = render_chosen(result.sessions, asked, conditions, live, options)
@@ -130,8 +130,9 @@ def indexed_plan(
     only: ``choice.unit`` "step", no text steps). The estimate of the default rendering comes
     from the index; any other is rendered from the chosen sessions' files, as are the units
     when ``render``."""
-    steps = candidate_steps(reader, paths, choice.selection, choice.subagents, choice.seed)
-    earlier = _judgments_under(reader, paths)
+    shown = in_scope(reader, paths)
+    steps = candidate_steps(reader, choice.selection, choice.subagents, choice.seed)
+    earlier = _judgments_under(reader)
     judged = judged_in([*earlier, *earlier_out], spec.judge_id, conditions)
     asked, sample, already = _sampled(steps, choice, judged)
     options = spec.render_options()
@@ -140,7 +141,7 @@ def indexed_plan(
     rendered = None
     if render or figures is None:
         wanted = set(asked.select("source_file", "session_id").iter_rows())
-        sessions = sessions_of(reader, paths, wanted)
+        sessions = sessions_of(reader, shown, wanted)
         rendered = render_chosen(sessions, asked, conditions, live, options)
     estimate = (
         estimate_figures(figures, spec.votes, spec.model, spec.system_text())
@@ -157,9 +158,8 @@ def indexed_plan(
     )
 
 
-def _judgments_under(reader: IndexReader, paths: Sequence[str | Path]) -> list[TurnJudgment]:
-    """The judgments files under ``paths``, read (they are small beside the transcripts)."""
-    in_scope(reader, paths)
+def _judgments_under(reader: IndexReader) -> list[TurnJudgment]:
+    """The judgments files in scope, read (they are small beside the transcripts)."""
     files = reader.conn.execute(
         "SELECT display FROM files JOIN scope USING (path) WHERE kind = 'judgments' "
         "ORDER BY file_order"
