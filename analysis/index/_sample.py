@@ -1,5 +1,6 @@
-"""Which steps ``tsq judge`` asks about, chosen from the index: every step a selection keeps,
-or a stratified random sample just large enough to estimate TSQ per stratum within a half-width.
+"""Which steps ``tsq judge`` asks about, chosen from the index (or from a load's steps put in
+the same tables): every step a selection keeps, or a stratified random sample just large
+enough to estimate TSQ per stratum within a half-width.
 
 **Sample size.** A step's TSQ is a fraction of votes, in [0, 1]; no variable in [0, 1] has a
 variance above 1/4 (a coin's), so ``n0 = z² · 1/4 / h²`` steps (statsmodels'
@@ -40,7 +41,7 @@ from analysis.render._steps import chosen_places, select_steps
 KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
 CONFIDENCE = 0.95
 WHOLE = "all"
-"""``--by all``: the whole collection is one stratum."""
+"""The one stratum of a sample without ``--by``: the whole collection."""
 
 CANDIDATES = f"""
 SELECT s.source_file, {STEP_COLUMNS}, x.position AS session_position, i.position,
