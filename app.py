@@ -9,6 +9,7 @@ st.set_page_config(page_title="TSQ Workbench", layout="wide")
 navigation = st.navigation(
     [
         st.Page("app_pages/overview.py", title="Overview", default=True),
+        st.Page("app_pages/trends.py", title="Trends"),
         st.Page("app_pages/session.py", title="Session"),
         st.Page("app_pages/turn.py", title="Turn"),
         st.Page("app_pages/catalog.py", title="Catalog"),

@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,6 +18,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
+from analysis.index import Collection
 from analysis.ingest import PrivateFolder, save_uploads
 from analysis.render import JudgeInput, Step
 from analysis.views import step_to_open
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 PAGES = {
     "overview": "app_pages/overview.py",
+    "trends": "app_pages/trends.py",
     "session": "app_pages/session.py",
     "turn": "app_pages/turn.py",
     "catalog": "app_pages/catalog.py",
@@ -75,28 +77,78 @@ def _remember(key: str, value: str) -> None:
 
 @dataclass
 class Workspace:
-    result: analysis.LoadResult
-    findings: list[analysis.Finding]
-    judge: str | None = None
-    """The judge whose judgments the pages show (one at a time: two judges never mix)."""
+    """What the pages show: a collection read through the index (lists and counts from its
+    tables, a session from its own files when opened), the judgments made on the Judge page
+    in this browser session, and the judge whose judgments the pages show (one at a time:
+    two judges never mix)."""
 
-    @property
+    collection: Collection
+    fresh: list[analysis.TurnJudgment]
+    judge: str | None = None
+
+    @cached_property
+    def all_judgments(self) -> list[analysis.TurnJudgment]:
+        """Every judge's judgments: those found among the files, then this session's."""
+        return analysis.merge_judgments(self.collection.judgments, self.fresh)
+
+    @cached_property
     def judgments(self) -> list[analysis.TurnJudgment]:
-        extra: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-        return analysis.of_judge(analysis.merge_judgments(self.result.judgments, extra), self.judge)
+        return analysis.of_judge(self.all_judgments, self.judge)
 
     def session(self, session_id: str | None) -> analysis.Session | None:
-        return next((s for s in self.result.sessions if s.session_id == session_id), None)
+        return None if session_id is None else self.collection.session(session_id)
+
+    @cached_property
+    def _fresh_findings(self) -> pl.DataFrame | None:
+        """Findings of the sessions judged on the Judge page, with the new judgments."""
+        if not self.fresh:
+            return None
+        judged = {j.session_id for j in self.fresh}
+        sessions = [s for s in map(self.session, sorted(judged)) if s is not None]
+        return analysis.views.findings_frame(analysis.lint(sessions, self.all_judgments))
+
+    @cached_property
+    def findings_frame(self) -> pl.DataFrame:
+        """Every finding (``analysis.lint`` of the sessions with their judgments)."""
+        frame = self.collection.findings_frame
+        fresh = self._fresh_findings
+        if fresh is None:
+            return frame
+        judged = list({j.session_id for j in self.fresh})
+        return pl.concat([frame.filter(~pl.col("session_id").is_in(judged)), fresh])
+
+    def findings_of(self, session_id: str) -> list[analysis.Finding]:
+        """One session's findings, in ``analysis.lint``'s order."""
+        rows = self.findings_frame.filter(pl.col("session_id") == session_id)
+        return [analysis.Finding.model_validate(row) for row in rows.iter_rows(named=True)]
+
+    def overview(self) -> pl.DataFrame:
+        """One row per session (``analysis.views.session_overview``'s rule, from the index)."""
+        base, labels = self.collection.overview_inputs()
+        return analysis.views.overview_of(base, labels, self.judgments, self.findings_frame)
+
+    def report(self, show_paths: bool) -> str:
+        """The HTML report of every session (read from all the files: it shows each one)."""
+        loaded = self.collection.load_all()
+        findings = [
+            analysis.Finding.model_validate(r) for r in self.findings_frame.iter_rows(named=True)
+        ]
+        return analysis.build_report(loaded, self.judgments, findings, show_paths=show_paths)
 
 
-@st.cache_data(show_spinner="Loading transcripts…")
-def load_folder(
-    *folders: str, root: str | None = None
-) -> tuple[analysis.LoadResult, list[analysis.Finding]]:
-    """Load and diagnose once per set of folders; every page and rerun reuses it. With a
-    ``root``, nothing outside it is read (links included)."""
-    result = analysis.load(folders, root=root)
-    return result, analysis.lint(result.sessions, result.judgments)
+COLLECTION_SECONDS = 300
+"""How long the pages reuse what was read of a collection before looking for new or changed
+files again (the sidebar's Look again button does it at once)."""
+
+
+@st.cache_resource(
+    show_spinner="Reading the transcripts' index…", ttl=COLLECTION_SECONDS, max_entries=8
+)
+def open_collection(*folders: str, root: str | None = None, index: str | None = None) -> Collection:
+    """The collection under ``folders`` through the index (at ``index``, else the user's),
+    brought up to date: once per server for a few minutes, shared by every page and rerun,
+    never copied per rerun. With a ``root``, nothing outside it is read (links included)."""
+    return Collection(folders, index=index, root=root)
 
 
 def _release_folder(folder: PrivateFolder) -> None:
@@ -268,22 +320,37 @@ def data_source() -> Workspace:
         folders = [folder]
     elif files:
         folders = [_uploaded_folder(files)]
-    result, findings = load_folder(*folders, root=root)
-    fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-    if fresh:  # judgments made in this browser session get their findings too
-        judged = {j.session_id for j in fresh}
-        sessions = [s for s in result.sessions if s.session_id in judged]
-        findings = [f for f in findings if f.session_id not in judged]
-        findings += analysis.lint(sessions, analysis.merge_judgments(result.judgments, fresh))
-    judge = chosen_judge(analysis.merge_judgments(result.judgments, fresh))
-    return Workspace(result=result, findings=findings, judge=judge)
+    index = None
+    if files:  # uploads have an index of their own, removed with this browser session's folder
+        index = str(Path(folders[0]) / ".index.duckdb")
+    collection = _collection_or_stop(folders, root, index)
+    workspace = Workspace(collection, st.session_state.get("judge_results", []))
+    workspace.judge = chosen_judge(workspace.all_judgments)
+    return workspace
+
+
+def _collection_or_stop(folders: list[str], root: str | None, index: str | None) -> Collection:
+    """The collection, or one sentence on why the index cannot be read, and the page stops."""
+    with st.sidebar:
+        if st.button(
+            "Look again",
+            key="look_again",
+            help="Read new and changed files now "
+            f"(the pages look again by themselves every {COLLECTION_SECONDS // 60} minutes).",
+        ):
+            open_collection.clear()
+    try:
+        return open_collection(*folders, root=root, index=index)
+    except analysis.index.IndexProblem as error:
+        st.error(inert(f"{error}."))
+        st.stop()
 
 
 def issues_panel(workspace: Workspace) -> None:
-    issues = workspace.result.all_issues()
+    issues = workspace.collection.issues()
     if not issues:
         return
-    with st.expander(f"{len(issues)} parse issues"):
+    with st.expander(f"{len(issues)} parse issue{'' if len(issues) == 1 else 's'}"):
         st.dataframe([issue.model_dump() for issue in issues], hide_index=True)
 
 
@@ -359,7 +426,7 @@ def _drop(*keys: str) -> None:
 def chosen_session(workspace: Workspace) -> analysis.Session | None:
     """The session named in the URL (or kept from another page), else a picker; keeps the URL
     in step. A link to a session that is not loaded is said in one line."""
-    ids = [s.session_id for s in workspace.result.sessions]
+    ids = workspace.collection.session_ids
     if not ids:
         st.info("No sessions loaded. Choose a data source in the sidebar.")
         return None
@@ -679,12 +746,12 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
         )
 
 
-def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Finding]]:
+def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[str]]:
     """The judgments of the data source the other pages show (kept for this browser session),
-    with their findings, without drawing its controls: the bundled sample or a local folder,
-    plus judgments made on the Judge page. Uploaded files are per page: only the latter. Every
-    judge's judgments are kept (the Agreement page compares each judge with people as a rater
-    of its own)."""
+    with the SELF_PREFERENCE warnings about them, without drawing its controls: the bundled
+    sample or a local folder, plus judgments made on the Judge page. Uploaded files are per
+    page: only the latter. Every judge's judgments are kept (the Agreement page compares each
+    judge with people as a rater of its own)."""
     choice = _remembered("data_source", SOURCES[0])
     folders = bundled_folders(choice)
     root = None
@@ -699,15 +766,12 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[analysis.Fi
             folders = [str(folder)] if typed and folder.exists() else []
     elif choice == "Upload files":
         folders = []
-    loaded, findings = load_folder(*folders, root=root) if folders else (analysis.LoadResult(), [])
     fresh: list[analysis.TurnJudgment] = st.session_state.get("judge_results", [])
-    judgments = analysis.merge_judgments(loaded.judgments, fresh)
-    if fresh:
-        judged = {j.session_id for j in fresh}
-        sessions = [s for s in loaded.sessions if s.session_id in judged]
-        findings = [f for f in findings if f.session_id not in judged]
-        findings += analysis.lint(sessions, judgments)
-    return judgments, findings
+    if not folders:
+        return fresh, []
+    workspace = Workspace(_collection_or_stop(folders, root, None), fresh)
+    warnings = workspace.findings_frame.filter(pl.col("code") == "SELF_PREFERENCE")["message"]
+    return workspace.all_judgments, list(dict.fromkeys(warnings))
 
 
 def disagreement_panel(view: StudyView, row: dict[str, Any]) -> None:

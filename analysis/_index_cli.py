@@ -7,8 +7,12 @@ the command, like the others.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from analysis.index import Collection
 
 EXIT_UNUSABLE = 2
 
@@ -18,6 +22,38 @@ index_path_option = click.option(
     type=click.Path(dir_okay=False),
     help="The index file (DuckDB). Default: index.duckdb in the user's cache folder.",
 )
+
+
+no_index_option = click.option(
+    "--no-index",
+    is_flag=True,
+    help="Read every file directly instead of through the index.",
+)
+
+
+def collection_or_exit(
+    paths: tuple[str, ...], index_path: str | None, with_judgments: bool = True
+) -> Collection:
+    """The collection under ``paths`` through the index, brought up to date with a progress
+    bar on a terminal and its summary line on stderr; a problem is one sentence and exit 2."""
+    from tqdm import tqdm
+
+    from analysis.index import Collection, IndexProblem
+
+    with tqdm(unit="file", disable=None, file=sys.stderr, desc="indexing") as bar:
+        try:
+            collection = Collection(
+                paths,
+                index_path,
+                with_judgments=with_judgments,
+                on_file=lambda: bar.update(1),
+                on_plan=lambda total: setattr(bar, "total", total),
+            )
+        except IndexProblem as error:
+            click.echo(f"{error}.", err=True)
+            sys.exit(EXIT_UNUSABLE)
+    click.echo(collection.summary.in_words(), err=True)
+    return collection
 
 
 def update_or_exit(paths: tuple[str, ...], index_path: str | None, workers: int | None) -> str:
@@ -127,7 +163,6 @@ def trends_command(
 
     from analysis.index import (
         IndexProblem,
-        IndexReader,
         ParquetTables,
         moved_most,
         shift,
@@ -142,10 +177,9 @@ def trends_command(
     elif not paths:
         raise click.UsageError("give PATHS, or --parquet.")
     else:
-        click.echo(update_or_exit(paths, index_path, None), err=True)
+        collection = collection_or_exit(paths, index_path, with_judgments=False)
         try:
-            with IndexReader(index_path) as reader:
-                steps = step_scores(reader, judge_name)
+            steps = collection.step_scores(judge_name)
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)

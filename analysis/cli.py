@@ -12,8 +12,10 @@ import click
 
 from analysis._align_cli import labels_group
 from analysis._index_cli import (
+    collection_or_exit,
     index_command,
     index_path_option,
+    no_index_option,
     trends_command,
     update_or_exit,
 )
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from analysis.judge._cost import RunEstimate, RunStats
     from analysis.judge._plan import Choice, JudgePlan
     from analysis.judge._spec import JudgeSpec
-    from analysis.models import Condition, LoadResult, ToolCatalog, TurnJudgment
+    from analysis.models import Condition, LoadResult, ParseIssue, ToolCatalog, TurnJudgment
     from analysis.study import AdjudicationStore, AgreementReport, Study, StudyTables
 
 # Every import of the analysis package (and of tqdm, polars, asyncio, sqlite3) is made by the
@@ -78,27 +80,31 @@ def cli() -> None:
 @click.option(
     "--catalog",
     type=click.Path(dir_okay=False),
-    help="Tool catalog for OpenAI-format trajectories (default: the one beside them).",
+    help="Tool catalog for OpenAI-format trajectories (default: the one beside them); the "
+    "files are then read directly.",
 )
 @index_path_option
+@no_index_option
 def ingest(
-    paths: tuple[str, ...], as_json: bool, catalog: str | None, index_path: str | None
+    paths: tuple[str, ...],
+    as_json: bool,
+    catalog: str | None,
+    index_path: str | None,
+    no_index: bool,
 ) -> None:
-    """Load transcripts (files or folders) and print what was found per session. With
-    --index, through that index: brought up to date first, then read, not the files.
+    """Load transcripts (files or folders) and print what was found per session. Reads
+    through the index (brought up to date first), unless --no-index or --catalog.
 
     Exit status: 0 when at least one session was loaded (with or without issues),
     2 when nothing could be loaded.
     """
-    if index_path is not None:
-        if catalog is not None:
-            raise click.UsageError("--catalog is for reading the files, not with --index.")
-        report = _indexed_report(paths, index_path)
-    else:
+    if no_index or catalog is not None:
         from analysis.ingest._loader import load
         from analysis.ingest._report import ingest_report
 
         report = ingest_report(load(paths, catalog=catalog))
+    else:
+        report = _indexed_report(paths, index_path)
     if as_json:
         click.echo(report.model_dump_json())
     else:
@@ -109,7 +115,7 @@ def ingest(
         sys.exit(EXIT_NOTHING_LOADED)
 
 
-def _indexed_report(paths: tuple[str, ...], index_path: str) -> IngestReport:
+def _indexed_report(paths: tuple[str, ...], index_path: str | None) -> IngestReport:
     from analysis.index import IndexProblem, IndexReader
 
     click.echo(update_or_exit(paths, index_path, None), err=True)
@@ -133,12 +139,17 @@ def _load_or_exit(
 
     cut = None if whole_results else DEFAULT_MAX_RESULT_CHARS
     result = load(paths, catalog=catalog, max_result_chars=cut)
-    for issue in result.all_issues():
+    _issues_or_exit(result.all_issues(), bool(result.sessions))
+    return result
+
+
+def _issues_or_exit(issues: list[ParseIssue], loaded: bool) -> None:
+    """Every issue on stderr; exit 2 when nothing could be loaded."""
+    for issue in issues:
         click.echo(str(issue), err=True)
-    if not result.sessions:
+    if not loaded:
         click.echo("Nothing could be loaded from the given paths.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
-    return result
 
 
 def _live_dump_or_exit(path: str | None) -> ToolCatalog | None:
@@ -715,15 +726,29 @@ def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
 @click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL from tsq judge.")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 @live_dump_option
+@index_path_option
+@no_index_option
 def lint(
-    paths: tuple[str, ...], judgments: str | None, as_json: bool, live_catalog: str | None
+    paths: tuple[str, ...],
+    judgments: str | None,
+    as_json: bool,
+    live_catalog: str | None,
+    index_path: str | None,
+    no_index: bool,
 ) -> None:
-    """Explain suspicious scores: findings per step, turn and session, with stable codes."""
+    """Explain suspicious scores: findings per step, turn and session, with stable codes.
+    Reads through the index (brought up to date first), unless --no-index or --live-catalog;
+    only the sessions --judgments judged are read again from their files."""
     from analysis.findings._lint import lint as lint_sessions
 
-    result = _load_or_exit(paths)
     loaded = _judgments_or_exit(judgments)
-    findings = lint_sessions(result.sessions, loaded, live=_live_dump_or_exit(live_catalog))
+    if no_index or live_catalog is not None:
+        result = _load_or_exit(paths)
+        findings = lint_sessions(result.sessions, loaded, live=_live_dump_or_exit(live_catalog))
+    else:
+        collection = collection_or_exit(paths, index_path, with_judgments=False)
+        _issues_or_exit(collection.issues(), bool(collection.session_ids))
+        findings = collection.findings(frame=collection.findings_with(loaded))
     if as_json:
         click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
         return

@@ -121,7 +121,7 @@ def _bounds(bounds: tuple[float, float] | None, percent: bool) -> str | None:
     )
 
 
-judgments, workspace_findings = workspace_judgments()
+judgments, self_preference = workspace_judgments()
 step_store = analysis.AdjudicationStore(study_store_path())  # where the Turn page saves labels
 people = stored_step_labels(step_store)
 if not judgment_labels(judgments).is_empty() or not people.is_empty():
@@ -130,8 +130,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
         "The TSQ judge's ChainPoll majority (full condition) on each step's tool choice against "
         "the labels people saved on the Turn page (field tool_selection)."
     )
-    warned = dict.fromkeys(f.message for f in workspace_findings if f.code == "SELF_PREFERENCE")
-    for message in warned:
+    for message in self_preference:
         st.warning(f"SELF_PREFERENCE: {inert(message)}", icon=":material/balance:")
     labels = tool_selection_labels(judgments, step_store)
     kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())

@@ -13,11 +13,11 @@ from workbench_ui import chart_downloads, data_source, inert
 
 st.title("Judge")
 workspace = data_source()
-sessions = workspace.result.sessions
+known = workspace.collection.session_ids
 ids = st.multiselect(
     "Sessions",
-    [s.session_id for s in sessions],
-    default=[s.session_id for s in sessions if s.session_id == st.query_params.get("session")],
+    known,
+    default=[i for i in known if i == st.query_params.get("session")],
     key="judge_sessions",
 )
 uploaded = st.file_uploader(
@@ -76,7 +76,7 @@ base_url = (
     or None
 )
 
-chosen = [s for s in sessions if s.session_id in ids]
+chosen = [s for s in map(workspace.session, ids) if s is not None]
 try:
     spec = spec.with_changes(model=model, votes=votes, base_url=base_url)
 except ValueError:

@@ -4,17 +4,25 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis.views import score_distribution_chart, session_overview
+from analysis.views import score_distribution_chart
 from workbench_ui import chart_downloads, data_source, issues_panel, open_page
+
+SHOWN_ROWS = 2000
+"""Rows sent to the browser at once; the counts and the chart cover every matching session."""
 
 st.title("Sessions")
 workspace = data_source()
 issues_panel(workspace)
-overview = session_overview(workspace.result.sessions, workspace.judgments, workspace.findings)
+overview = workspace.overview()
 if overview.is_empty():
     st.info("No sessions loaded. Choose a data source in the sidebar.")
     st.stop()
 
+search = st.text_input(
+    "Find sessions",
+    key="session_search",
+    placeholder="words of a title, an ask, a project or an id",
+)
 left, middle, right = st.columns(3)
 formats = left.multiselect("Format", sorted(overview["format"].unique()), key="format_filter")
 only_split = middle.toggle("Only sessions with split votes", key="split_filter")
@@ -25,6 +33,8 @@ only_errors = right.toggle(
     "such as a call the judge could not see; not failed tool calls.",
 )
 shown = overview
+if search.strip():
+    shown = shown.filter(analysis.views.matches_words(search))
 if formats:
     shown = shown.filter(pl.col("format").is_in(formats))
 if only_split:
@@ -32,9 +42,16 @@ if only_split:
 if only_errors:
     shown = shown.filter(pl.col("errors") > 0)
 
+matching = shown
+shown = shown.head(SHOWN_ROWS)
 st.caption(
-    f"{shown.height} of {overview.height} sessions, scored ones first, then by start. "
-    "Select a row to open one."
+    f"{matching.height:,} of {overview.height:,} sessions"
+    + (
+        f" (the first {SHOWN_ROWS:,} shown: narrow them down to see others)"
+        if matching.height > SHOWN_ROWS
+        else ""
+    )
+    + ", scored ones first, then by start. Select a row to open one."
 )
 event = st.dataframe(
     shown.drop("source", "title"),  # the title is in the name
@@ -56,12 +73,11 @@ event = st.dataframe(
 )
 if event.selection.rows:
     open_page("session", session=shown["session_id"][event.selection.rows[0]])
-if shown["mean_tsq"].drop_nulls().len():
-    distribution = score_distribution_chart(shown)
+if matching["mean_tsq"].drop_nulls().len():
+    distribution = score_distribution_chart(matching)
     st.altair_chart(distribution)
     chart_downloads(distribution, "tsq-per-session")
 
-judgments = workspace.judgments
 show_paths = st.toggle(
     "Full file paths in the report",
     key="report_paths",
@@ -69,9 +85,7 @@ show_paths = st.toggle(
 )
 st.download_button(
     "Download report (HTML)",
-    data=lambda: analysis.build_report(
-        workspace.result, judgments, workspace.findings, show_paths=show_paths
-    ),
+    data=lambda: workspace.report(show_paths),
     file_name="tsq-report.html",
     mime="text/html",
     on_click="ignore",

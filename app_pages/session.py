@@ -30,8 +30,9 @@ condition = (
     )
     or "full"
 )
-turns = turn_table(session, workspace.judgments, workspace.findings, condition)
-steps = step_table(session, workspace.judgments, workspace.findings, condition)
+findings = workspace.findings_of(session.session_id)
+turns = turn_table(session, workspace.judgments, findings, condition)
+steps = step_table(session, workspace.judgments, findings, condition)
 if st.toggle("Ambiguous turns only (split votes)", key="ambiguous_only"):
     turns = turns.filter(pl.col("verdict_kind") == "split")
     steps = steps.filter(pl.col("turn_index").is_in(turns["turn_index"].implode()))

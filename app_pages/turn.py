@@ -29,6 +29,7 @@ ESTIMATE_MODEL, ESTIMATE_VOTES = "claude-sonnet-4-5", 3
 st.title("Turn")
 workspace = data_source()
 session, turn = chosen_session_and_turn(workspace)
+session_findings = workspace.findings_of(session.session_id)
 judgments = [
     j
     for j in workspace.judgments
@@ -46,7 +47,7 @@ condition = (
 )
 st.caption("The ask")
 transcript_text(turn.ask)
-summary = turn_table(session, workspace.judgments, workspace.findings, condition).filter(
+summary = turn_table(session, workspace.judgments, session_findings, condition).filter(
     pl.col("turn_index") == turn.index
 )
 score = summary["score"][0]
@@ -60,7 +61,7 @@ st.caption(f"{summary['verdict_kind'][0]}: {summary['votes_label'][0] or 'run th
 whole_turn = judgment_of(judgments, session.session_id, turn.index, condition)
 if whole_turn is not None:
     st.subheader("Judged as one whole turn")
-    turn_findings = findings_for_turn(workspace.findings, session.session_id, turn.index, condition)
+    turn_findings = findings_for_turn(session_findings, session.session_id, turn.index, condition)
     st.text(why_this_score(turn_findings, whole_turn))
     st.text(votes_in_words(whole_turn))
     votes_side_by_side(whole_turn)
@@ -69,7 +70,7 @@ if not turn.messages:
     st.stop()
 
 st.subheader("Steps")
-steps = step_table(session, workspace.judgments, workspace.findings, condition).filter(
+steps = step_table(session, workspace.judgments, session_findings, condition).filter(
     pl.col("turn_index") == turn.index
 )
 step = chosen_step(turn, steps, key=f"steps_{session.session_id}_{turn.index}_{condition}")
@@ -85,7 +86,7 @@ judgment = judgment_of(
 st.markdown("**Why this score**")
 st.text(votes_in_words(judgment))
 findings = findings_for_step(
-    workspace.findings, session.session_id, turn.index, step.index, condition, step.parent_call_id
+    session_findings, session.session_id, turn.index, step.index, condition, step.parent_call_id
 )
 about_judge = [f for f in findings if not is_about_input(f)]
 for finding in about_judge:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -48,6 +49,21 @@ def _a_cache_folder_of_the_tests_own(tmp_path_factory: pytest.TempPathFactory) -
 CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
 SAMPLE_FOLDERS = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "alignment"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's cache folder (the index's home) is the test run's own, for every test and
+    the processes they start: no test reads or writes the index of the person running them."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if saved is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
 """The bundled sample but its alignment set (whose two judges test_align.py covers)."""
 CLAUDE_CODE_TRANSCRIPTS = sorted((CORPUS / "claude-code").glob("*/*.jsonl"))
 """The real Claude Code main transcripts (their subagent files sit in folders beside them)."""

@@ -77,3 +77,40 @@ def test_next_unlabelled_step_opens_the_first_of_the_labelling_queue():
     assert at.title[0].value == "Turn"
     kept = (at.session_state["kept_session"], at.session_state["kept_turn"])
     assert kept == (split[0].session_id, str(split[0].turn_index))
+
+
+def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals():
+    """The page's figures against the ones computed here from the judgments file and the
+    transcripts' own records (each turn of the sample is one response with one call)."""
+    judge = JUDGE_IDS[0]
+    at = open_page("app_pages/trends.py", source="alignment", judge=judge)
+    assert not at.exception
+    at.segmented_control(key="trends_by").set_value("tool").run()
+    assert not at.exception
+    shown = {row["tool"]: row for row in at.dataframe[0].value.to_dict("records")}
+    tools = {}
+    for path in (ALIGNMENT / "transcripts").glob("*.jsonl"):
+        turn = -1
+        for record in map(json.loads, path.read_text().splitlines()):
+            content = record.get("message", {}).get("content")
+            if record["type"] == "user" and isinstance(content, str):
+                turn += 1
+            elif record["type"] == "assistant":
+                tool = next(b["name"] for b in content if b["type"] == "tool_use")
+                tools[record["sessionId"], turn] = tool
+    path = next(p for p in (ALIGNMENT / "judgments").glob("*.jsonl") if judge in p.read_text())
+    scores: dict[str, list[float]] = {}
+    for line in map(json.loads, path.open()):
+        scores.setdefault(tools[line["session_id"], line["turn_index"]], []).append(line["score"])
+    assert set(shown) == set(scores)
+    for tool, values in scores.items():
+        assert shown[tool]["judged"] == len(values)
+        assert shown[tool]["tsq"] == pytest.approx(sum(values) / len(values))
+        assert shown[tool]["tsq_low"] <= shown[tool]["tsq"] <= shown[tool]["tsq_high"]
+    assert any(judge.split("#")[1] in caption.value for caption in at.caption)  # whose
+    first, second = sorted(scores)[:2]
+    at.selectbox(key="trends_a_tool").set_value(first).run()
+    at.selectbox(key="trends_b_tool").set_value(second).run()
+    compared = next(t.value for t in at.text if t.value.startswith("TSQ "))
+    expected = sum(scores[second]) / len(scores[second]) - sum(scores[first]) / len(scores[first])
+    assert f"{expected:+.2f}" in compared

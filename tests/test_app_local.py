@@ -130,7 +130,7 @@ def test_a_link_inside_the_data_root_to_a_file_outside_is_not_read(rooted):
     assert not at.exception
     assert at.dataframe[-1].value["session_id"].tolist() == [BAD]  # after the issues' table
     issues = at.expander[0]
-    assert issues.label == "1 parse issues"
+    assert issues.label == "1 parse issue"
     (issue,) = issues.dataframe[0].value.to_dict("records")
     assert issue["reason"] == "leads outside the data root; not read"
 
@@ -196,7 +196,8 @@ def test_uploads_go_to_a_private_folder_under_safe_names(tmp_path, monkeypatch):
     assert private.name.startswith("tsq-uploads-")
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
     (saved,) = private.iterdir()
-    assert sorted(p.name for p in saved.iterdir()) == ["escape.jsonl", "x.jsonl"]
+    transcripts = [p.name for p in saved.iterdir() if not p.name.startswith(".index.duckdb")]
+    assert sorted(transcripts) == ["escape.jsonl", "x.jsonl"]  # and their index, hidden
     assert not (tmp_path.parent / "escape.jsonl").exists()
 
 

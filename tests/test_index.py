@@ -192,24 +192,37 @@ def test_a_corrupt_index_is_rebuilt_saying_so(tmp_path):
     assert through(index, [SAMPLES / "transcripts"]) == direct([SAMPLES / "transcripts"])
 
 
-def test_tsq_ingest_through_the_index_prints_what_the_direct_path_prints(tmp_path):
-    folder = SAMPLES / "transcripts"
-    index = tmp_path / "index.duckdb"
-    plain = subprocess.run(
-        [sys.executable, "-m", "analysis", "ingest", str(folder), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
+def tsq(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=300
     )
-    indexed = subprocess.run(
-        [sys.executable, "-m", "analysis", "ingest", str(folder), "--json", "--index", str(index)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ingest", "--json"],
+        ["lint", "--json"],
+        [
+            "lint",
+            "--json",
+            "--judgments",
+            str(SAMPLES / "judgments" / "illustrative.judgments.jsonl"),
+        ],
+    ],
+    ids=["ingest", "lint", "lint-judgments"],
+)
+def test_a_command_through_the_index_prints_what_reading_every_file_prints(
+    corpus, tmp_path, command
+):
+    paths = [str(corpus), str(SAMPLES)]
+    name, *options = command
+    plain = tsq(name, *paths, *options, "--no-index")
+    indexed = tsq(name, *paths, *options, "--index", str(tmp_path / "index.duckdb"))
     assert indexed.returncode == plain.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout) == json.loads(plain.stdout)
-    assert "files new" in indexed.stderr
+    assert json.loads(plain.stdout)["findings" if name == "lint" else "sessions"]
+    assert "files new" in indexed.stderr  # the index was built, then read
 
 
 def test_reading_a_missing_index_says_how_to_build_it(tmp_path):

@@ -20,7 +20,7 @@ import analysis
 from analysis.index import IndexReader, step_scores, trends, update_index
 from analysis.index._sample import (
     KEYS,
-    LoadedTables,
+    LoadedSteps,
     candidate_steps,
     in_scope,
     stratified_sample,
@@ -246,7 +246,7 @@ def test_another_rendering_through_the_index_is_rendered_from_the_chosen_files(
 
 
 def test_the_direct_path_reads_the_steps_as_the_index_does(corpus_index, corpus_load):
-    tables = LoadedTables(corpus_load, [CORPUS])
+    tables = LoadedSteps(corpus_load, [CORPUS])
     with IndexReader(corpus_index) as reader:
         in_scope(reader, [CORPUS])
         indexed = candidate_steps(reader, "all", True, 0)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import analysis
-from analysis.index import IndexReader, shift, step_scores, trends, update_index
+from analysis.index import Collection, IndexReader, shift, step_scores, trends, update_index
 
 ALIGNMENT = analysis.sample_data_dir() / "alignment"
 TEAM = "team-rules"
@@ -177,3 +177,40 @@ def test_two_machines_parquet_put_together_give_the_trends_of_one_index(two_vers
     assert shift(combined, "version", "2.1.39", "2.1.40") == shift(
         one, "version", "2.1.39", "2.1.40"
     )
+
+
+def test_the_trends_of_paths_leave_out_the_rest_of_the_index(two_versions, tmp_path):
+    """An index that also holds other sessions (and their judgments) gives the trends of the
+    paths asked for: the same figures as an index of those paths alone."""
+    shared, alone = tmp_path / "shared.duckdb", tmp_path / "alone.duckdb"
+    other = tmp_path / "other"
+    shutil.copytree(ALIGNMENT, other)  # the same sessions with their one version, elsewhere
+    update_index([other], shared)
+    judge = _judge_id("default")
+    paths = [two_versions / "sessions", two_versions / "judgments"]
+    steps = Collection(paths, shared, with_judgments=False).step_scores(judge)
+    update_index(paths, alone)
+    with IndexReader(alone) as reader:
+        expected = step_scores(reader, judge)
+    assert steps.height == expected.height == len(_raw_steps(two_versions / "sessions"))
+    assert trends(steps, "version").equals(trends(expected, "version"))
+
+
+def test_the_report_compares_the_last_two_agent_versions(two_versions, tmp_path):
+    raw, scores = _raw_steps(two_versions / "sessions"), _scores("default")
+    by_version = {
+        version: [scores[key] for key, (_, v) in raw.items() if v == version]
+        for version in ("2.1.39", "2.1.40")
+    }
+    expected = np.mean(by_version["2.1.40"]) - np.mean(by_version["2.1.39"])
+    judgments = [
+        j for j in analysis.load([two_versions]).judgments if j.judge_id == _judge_id("default")
+    ]
+    html = analysis.build_report(analysis.load([two_versions]), judgments)
+    fact = html.split('data-fact="version_shift">', 1)[1].split("</li>", 1)[0]
+    assert fact.startswith("Between agent versions: TSQ ")
+    assert f"{expected:+.2f} [" in fact  # the difference, with its interval
+    assert "2.1.39" in fact
+    assert "2.1.40" in fact
+    assert "<h2>Trends" in html
+    assert "<h2>TSQ by tool" in html

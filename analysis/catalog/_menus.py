@@ -20,7 +20,7 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from analysis.catalog._live import catalog_from_bytes, catalog_from_document, read_catalog_file
-from analysis.catalog._versions import BuiltinTool, builtin_tool_versions
+from analysis.catalog._versions import BuiltinTool, builtin_tool_versions, nearest_examined
 from analysis.models import CatalogBasis, ParseIssue, Session, ToolCatalog, ToolDef, Turn
 
 
@@ -35,6 +35,15 @@ def baseline_catalog() -> ToolCatalog:
     """The curated core tools, with descriptions written for a judge (kept as data)."""
     issues: list[ParseIssue] = []
     return catalog_from_document(_baseline_document(), "baseline", "baseline", issues)
+
+
+@cache
+def _builtin_defs(examined: str) -> tuple[list[BuiltinTool], dict[str, ToolDef]]:
+    """The built-ins of an examined version, and each as the judge sees it: built once per
+    version (every session's menu reads them; nothing changes a menu's definitions)."""
+    builtins, _ = builtin_tool_versions(examined)
+    curated = baseline_catalog()
+    return builtins, {tool.definition.name: _builtin_def(tool, curated) for tool in builtins}
 
 
 def load_live_dump(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
@@ -170,22 +179,22 @@ def _version_menu(session: Session, version: str, live: ToolCatalog | None) -> T
     then every tool the session called that neither lists. A built-in that Claude Code turns
     on only under some settings is there when a judge description exists for it (tools users
     commonly have) or when the session called it."""
-    builtins, examined = builtin_tool_versions(version)
+    examined = nearest_examined(version)
     if examined is None:
         return None
+    builtins, definitions = _builtin_defs(examined)
     called = _called_names(session)
-    baseline = baseline_catalog()
     kept = [
         tool
         for tool in builtins
         if tool.always_enabled
         or tool.definition.name in judge_descriptions()
-        or baseline.get(tool.definition.name) is not None
+        or definitions[tool.definition.name].provenance == "baseline"
         or tool.definition.name in called
         or called.intersection(tool.aliases)
     ]
     menu = ToolCatalog(
-        tools=[_builtin_def(tool, baseline) for tool in kept],
+        tools=[definitions[tool.definition.name] for tool in kept],
         source=f"Claude Code {examined} built-ins",
     )
     where = f"Claude Code {examined}'s built-in tools"

@@ -90,15 +90,9 @@ def builtin_tool_versions(version: str) -> tuple[list[BuiltinTool], str | None]:
     used = nearest_examined(version)
     if used is None:
         return [], None
-    return [tool.model_copy() for tool in _tools_of_examined(used)], used
-
-
-@cache
-def _tools_of_examined(used: str) -> tuple[BuiltinTool, ...]:
     entry = next(entry for entry in _document()["versions"] if entry["version"] == used)
-    return tuple(
-        _builtin_tool(name, _definition_at(name, _data_key(used))) for name in entry["tools"]
-    )
+    tools = [_builtin_tool(name, _definition_at(name, _data_key(used))) for name in entry["tools"]]
+    return tools, used
 
 
 def _definition_at(name: str, key: tuple[int, ...]) -> dict[str, Any]:

@@ -8,6 +8,9 @@ from ._build import (
     identity as identity,
     update_index as update_index,
 )
+from ._collection import (
+    Collection as Collection,
+)
 from ._read import (
     IndexReader as IndexReader,
     ParquetTables as ParquetTables,
@@ -17,6 +20,7 @@ from ._rows import (
 )
 from ._trends import (
     DIMENSIONS as DIMENSIONS,
+    Dimension as Dimension,
     Shift as Shift,
     moved_most as moved_most,
     shift as shift,

@@ -31,15 +31,18 @@ from platformdirs import user_cache_dir
 from pydantic import BaseModel
 
 from analysis.index._rows import TABLES, Rows, empty_rows, keys_of, load_rows, subagent_files
-from analysis.ingest._loader import discover, load
-from analysis.models import LoadResult
+from analysis.ingest._loader import discover_resolved, load
+from analysis.models import LoadResult, ParseIssue
 
+Discovered = tuple[list[tuple[Path, str]], list[ParseIssue], list[str]]
+"""What ``discover_resolved`` gives: the files with their display names, the issues of what
+could not be reached, and each file's resolved path."""
 BLOCK = 4096
 SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class IndexProblem(RuntimeError):
@@ -127,19 +130,19 @@ def _kind(result: LoadResult) -> str:
     return "judgments" if result.judgments else "other"
 
 
-def parse_file(path: str, display: str) -> Parsed:
+def parse_file(path: str, display: str, root: str | None = None) -> Parsed:
     """Load one file alone (a worker's task); a file that vanished since is an issue."""
     try:
         ident, key = identity(Path(path)), stat_key(Path(path))
     except OSError as error:
         ident = key = f"unreadable:{error.strerror}"
-    result = load([display])
+    result = load([display], root=root)
     return Parsed(
         path=path,
         display=display,
         identity=ident,
         stat_key=key,
-        rows=load_rows(result, {display: path}, step_inputs=True),
+        rows=load_rows(result, {display: path}),
         keys=sorted(set(keys_of(result))),
         kind=_kind(result),
         files_read=result.files_read,
@@ -147,17 +150,21 @@ def parse_file(path: str, display: str) -> Parsed:
 
 
 def _parse_all(
-    todo: Sequence[tuple[str, str]], workers: int, on_file: Callable[[], None] | None
+    todo: Sequence[tuple[str, str]],
+    workers: int,
+    on_file: Callable[[], None] | None,
+    root: str | None,
 ) -> Iterator[Parsed]:
     if workers <= 1 or len(todo) < 2 * workers:
         for path, display in todo:
-            yield parse_file(path, display)
+            yield parse_file(path, display, root)
             if on_file is not None:
                 on_file()
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
         paths, displays = zip(*todo, strict=True)
-        for parsed in pool.map(parse_file, paths, displays, chunksize=8):
+        roots = [root] * len(paths)
+        for parsed in pool.map(parse_file, paths, displays, roots, chunksize=8):
             yield parsed
             if on_file is not None:
                 on_file()
@@ -196,7 +203,7 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
     rebuilt = None
     try:
         conn = connect(path)
-        _create(conn)
+        create_tables(conn)
     except Exception as error:  # duckdb raises many kinds for a damaged file
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
         for suffix in ("", ".wal"):
@@ -208,17 +215,17 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
             f"{aside.name}"
         )
         conn = connect(path)
-        _create(conn)
+        create_tables(conn)
     schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
     if schema and schema[0][0] != str(SCHEMA_VERSION):
         for table in [*TABLES, "files", "keys", "state"]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
-        _create(conn)
+        create_tables(conn)
         rebuilt = f"the index was of an older layout (version {schema[0][0]}): rebuilt"
     return conn, rebuilt
 
 
-def _create(conn: Any) -> None:
+def create_tables(conn: Any) -> None:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS files (path VARCHAR PRIMARY KEY, display VARCHAR,"
         " identity VARCHAR, stat_key VARCHAR, kind VARCHAR, files_read INTEGER,"
@@ -235,7 +242,7 @@ def _create(conn: Any) -> None:
     )
 
 
-def _insert(conn: Any, rows: Rows) -> None:
+def insert_rows(conn: Any, rows: Rows) -> None:
     import pyarrow as pa
 
     for table, columns in TABLES.items():
@@ -317,11 +324,13 @@ class _Plan:
     new: int = 0
     touched: list[tuple[str, str]] = field(default_factory=list)
     """Files whose metadata changed but not their content: (path, new stat key)."""
+    indexed: set[str] = field(default_factory=set)
+    """Files to parse that the index already holds rows of (the others have none to drop)."""
 
 
-def _plan(conn: Any, paths: Sequence[str | Path]) -> _Plan:
-    found, _ = discover(paths)
-    now = {os.path.realpath(path): display for path, display in found}
+def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Plan:
+    found, _, resolved = discovered
+    now = {path: display for path, (_, display) in zip(resolved, found, strict=True)}
     stored = {
         path: (ident, key)
         for path, ident, key in conn.execute(
@@ -344,14 +353,20 @@ def _plan(conn: Any, paths: Sequence[str | Path]) -> _Plan:
                 plan.touched.append((path, key))
         else:
             plan.new += known is None
+            if known is not None:
+                plan.indexed.add(path)
             plan.todo.append((path, display))
     return plan
 
 
-def _together(conn: Any, parsed: dict[str, Parsed], removed: Sequence[str]) -> list[list[str]]:
+def _together(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> list[list[str]]:
     """Groups of files to load together: those sharing a model response with a changed or
-    removed file, and the folders of changed OpenAI-format files and catalogs."""
+    removed file, and the folders of changed OpenAI-format files and catalogs. Only files under
+    the paths of this update count (as a load of those paths would read them): a copy of a
+    session elsewhere in the index does not make this one a resumed session."""
+    removed = plan.removed
     changed = set(parsed) | set(removed)
+    scope = set(plan.now) | set(removed)
     if not changed:
         return []
     parent: dict[str, str] = {}
@@ -364,7 +379,7 @@ def _together(conn: Any, parsed: dict[str, Parsed], removed: Sequence[str]) -> l
 
     owners: dict[str, str] = {}
     stored_keys = conn.execute("SELECT source_file, key FROM keys").fetchall()
-    pairs = [(f, k) for f, k in stored_keys if f not in parsed] + [
+    pairs = [(f, k) for f, k in stored_keys if f not in parsed and f in scope] + [
         (p.path, key) for p in parsed.values() for key in p.keys
     ]
     for file, key in pairs:
@@ -373,7 +388,7 @@ def _together(conn: Any, parsed: dict[str, Parsed], removed: Sequence[str]) -> l
         else:
             owners[key] = file
     folder_bound = conn.execute("SELECT path FROM files WHERE kind = 'folder-bound'").fetchall()
-    bound = {f for (f,) in folder_bound if f not in parsed} | {
+    bound = {f for (f,) in folder_bound if f not in parsed and f in scope} | {
         p.path for p in parsed.values() if p.kind == "folder-bound"
     }
     by_folder: dict[str, str] = {}
@@ -399,18 +414,23 @@ def update_index(
     workers: int | None = None,
     on_file: Callable[[], None] | None = None,
     on_plan: Callable[[int], None] | None = None,
+    root: str | Path | None = None,
+    discovered: Discovered | None = None,
 ) -> IndexSummary:
     """Build or update the index over ``paths``: new and changed files are parsed (in
     parallel on ``workers`` processes, all cores by default), removed files' rows dropped,
     files sharing history loaded together. Each batch of files is its own transaction and the
     index is marked complete only at the end, so an update killed half-way is finished by the
-    next one and never read as complete. ``on_plan`` hears how many files will be parsed."""
+    next one and never read as complete. ``on_plan`` hears how many files will be parsed. With a
+    ``root`` (the app's data root), nothing outside it is read, links included; ``discovered``
+    is what ``discover_resolved(paths, root)`` gave, when the caller has it already."""
     started = time.monotonic()
     path = Path(index) if index is not None else default_index_path()
     with _locked(path):
         conn, rebuilt = _open_for_update(path)
         try:
-            plan = _plan(conn, paths)
+            inside = None if root is None else str(root)
+            plan = _plan(conn, paths, discovered or discover_resolved(paths, inside))
             if on_plan is not None:
                 on_plan(len(plan.todo))
             _refresh(conn, plan.touched)
@@ -419,21 +439,21 @@ def update_index(
             conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
             parsed: dict[str, Parsed] = {}
             batch: list[Parsed] = []
-            for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file):
+            for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file, inside):
                 parsed[item.path] = item
                 batch.append(item)
                 if len(batch) >= BATCH_FILES:
-                    _write_batch(conn, batch)
+                    _write_batch(conn, batch, plan.indexed)
                     batch = []
-            _write_batch(conn, batch)
-            _reload_groups(conn, parsed, plan)
+            _write_batch(conn, batch, plan.indexed)
+            _reload_groups(conn, parsed, plan, inside)
             conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
             return _summary(conn, path, plan, started, rebuilt)
         finally:
             conn.close()
 
 
-PARTITIONED = ("sessions", "turns", "steps", "calls", "issues", "judgments")
+PARTITIONED = tuple(TABLES)
 
 
 def export_parquet(index: str | Path | None, folder: str | Path) -> dict[str, int]:
@@ -505,30 +525,31 @@ def _summary(
     )
 
 
-def _write_batch(conn: Any, batch: Sequence[Parsed]) -> None:
+def _write_batch(conn: Any, batch: Sequence[Parsed], indexed: set[str]) -> None:
+    """One transaction: the batch's rows in place of what the index held of those files."""
     if not batch:
         return
     conn.execute("BEGIN TRANSACTION")
-    _forget(conn, (p.path for p in batch))
+    _forget(conn, (p.path for p in batch if p.path in indexed))
     rows = empty_rows()
     for item in batch:
         for table, table_rows in item.rows.items():
             rows[table] += table_rows
-    _insert(conn, rows)
+    insert_rows(conn, rows)
     _record(conn, batch)
     conn.execute("COMMIT")
 
 
-def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> None:
+def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan, root: str | None) -> None:
     """Removed files out; files that share history (or a folder's catalog) loaded together."""
     conn.execute("BEGIN TRANSACTION")
-    groups = _together(conn, parsed, plan.removed)
+    groups = _together(conn, parsed, plan)
     _forget(conn, plan.removed)
     displays = dict(conn.execute("SELECT path, display FROM files").fetchall())
     for group in groups:
         members = [f for f in group if f in displays]
-        result = load([displays[f] for f in members])
-        rows = load_rows(result, {displays[f]: f for f in members}, step_inputs=True)
+        result = load([displays[f] for f in members], root=root)
+        rows = load_rows(result, {displays[f]: f for f in members})
         _delete_rows(conn, members, TABLES)
-        _insert(conn, rows)
+        insert_rows(conn, rows)
     conn.execute("COMMIT")

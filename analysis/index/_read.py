@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.index._build import IndexProblem, connect, default_index_path
-from analysis.ingest._loader import discover
+from analysis.index._build import Discovered, IndexProblem, connect, default_index_path
+from analysis.ingest._loader import discover_resolved
 from analysis.ingest._report import IngestReport, IngestTotals, SessionSummary, _sorted_counts
-from analysis.models import ParseIssue
+from analysis.models import LoadResult, ParseIssue
 
 
 class IndexReader:
@@ -20,8 +20,15 @@ class IndexReader:
         self.path = Path(path) if path is not None else default_index_path()
         if not self.path.is_file():
             raise IndexProblem(f"{self.path}: no index yet (build it with tsq index PATH...)")
+        import duckdb
+
         self.conn: Any = connect(self.path, read_only=True)
-        complete = self.conn.execute("SELECT value FROM state WHERE name = 'complete'").fetchall()
+        try:
+            complete = self.conn.execute(
+                "SELECT value FROM state WHERE name = 'complete'"
+            ).fetchall()
+        except duckdb.CatalogException:  # killed before its first tables were written
+            complete = []
         if not complete or complete[0][0] != "true":
             self.conn.close()
             raise IndexProblem(
@@ -37,13 +44,18 @@ class IndexReader:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def ingest_report(self, paths: Sequence[str | Path]) -> IngestReport:
-        """The same report ``analysis.ingest_report(analysis.load(paths))`` gives, from the
-        index (which must be up to date for ``paths``: ``update_index`` first)."""
-        found, discover_issues = discover(paths)
-        order = {str(path.resolve()): number for number, (path, _) in enumerate(found)}
+    def ingest_report(
+        self,
+        paths: Sequence[str | Path],
+        root: str | Path | None = None,
+        discovered: Discovered | None = None,
+    ) -> IngestReport:
+        """The same report ``analysis.ingest_report(analysis.load(paths, root=root))`` gives,
+        from the index (which must be up to date for ``paths``: ``update_index`` first)."""
+        _, discover_issues, resolved = discovered or discover_resolved(paths, root)
+        order = {path: number for number, path in enumerate(resolved)}
         scope = list(order)
-        q = self._in_scope
+        q = self.in_scope
         sessions = q(
             "SELECT source_file, session_id, source, format, turns, position FROM sessions",
             scope,
@@ -56,15 +68,7 @@ class IndexReader:
             " GROUP BY ALL",
         ):
             calls.setdefault((file, session, in_subagent), Counter())[name] = n
-        issues: dict[tuple[str, str | None], list[ParseIssue]] = {}
-        for file, session, shown, line, reason in q(
-            "SELECT source_file, session_id, file, line, reason FROM issues",
-            scope,
-            " ORDER BY source_file, session_id, position",
-        ):
-            issues.setdefault((file, session), []).append(
-                ParseIssue(file=shown, line=line, reason=reason)
-            )
+        issues = self.issues_by_session(scope)
         summaries = []
         all_calls: Counter[str] = Counter()
         all_subagent: Counter[str] = Counter()
@@ -84,9 +88,7 @@ class IndexReader:
                     issues=issues.get((file, session_id), []),
                 )
             )
-        file_issues = list(discover_issues)
-        for file in sorted({f for f, s in issues if s is None}, key=lambda f: order.get(f, -1)):
-            file_issues += issues[file, None]
+        file_issues = self.file_issues(issues, discover_issues, order)
         files_read = sum(n for (n,) in q("SELECT files_read FROM files", scope, path_column="path"))
         totals = IngestTotals(
             files=files_read,
@@ -99,7 +101,34 @@ class IndexReader:
         )
         return IngestReport(sessions=summaries, totals=totals)
 
-    def _in_scope(
+    def issues_by_session(self, scope: list[str]) -> dict[tuple[str, str | None], list[ParseIssue]]:
+        """The issues of the files in ``scope``, per (file, session); a file's own issues
+        under session None."""
+        issues: dict[tuple[str, str | None], list[ParseIssue]] = {}
+        for file, session, shown, line, reason in self.in_scope(
+            "SELECT source_file, session_id, file, line, reason FROM issues",
+            scope,
+            " ORDER BY source_file, session_id, position",
+        ):
+            issues.setdefault((file, session), []).append(
+                ParseIssue(file=shown, line=line, reason=reason)
+            )
+        return issues
+
+    @staticmethod
+    def file_issues(
+        issues: dict[tuple[str, str | None], list[ParseIssue]],
+        discover_issues: list[ParseIssue],
+        order: dict[str, int],
+    ) -> list[ParseIssue]:
+        """The issues of no session, as a load lists them: what could not be reached first,
+        then each file's in file order."""
+        found = list(discover_issues)
+        for file in sorted({f for f, s in issues if s is None}, key=lambda f: order.get(f, -1)):
+            found += issues[file, None]
+        return found
+
+    def in_scope(
         self, query: str, scope: list[str], tail: str = "", path_column: str = "source_file"
     ) -> list[tuple[Any, ...]]:
         import pyarrow as pa
@@ -141,6 +170,30 @@ class ParquetTables:
         self.conn.close()
 
     def __enter__(self) -> ParquetTables:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LoadedTables:
+    """The index's tables of one load, in memory (the HTML report's trends, from the sessions
+    and judgments it was given): the same ``conn`` the trends query."""
+
+    def __init__(self, result: LoadResult) -> None:
+        import duckdb
+
+        from analysis.index._build import create_tables, insert_rows
+        from analysis.index._rows import load_rows
+
+        self.conn: Any = duckdb.connect()
+        create_tables(self.conn)
+        insert_rows(self.conn, load_rows(result, {}, with_findings=False, step_inputs=False))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> LoadedTables:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,6 +1,10 @@
-"""What the index keeps of a load: one row per session, turn, step, call, issue and judgment,
-each carrying the file it came from (``source_file``: the resolved path of the transcript that
-holds it, subagent files counting as their session's)."""
+"""What the index keeps of a load: one row per session, turn, step, call, issue, input finding
+and judgment, each carrying the file it came from (``source_file``: the resolved path of the
+transcript that holds it, subagent files counting as their session's).
+
+Input findings are ``analysis.lint`` of a session without judgments (what ``tsq lint`` says
+without ``--judgments``); findings about judgments need the judgments and are made when read.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from analysis.findings._lint import lint
 from analysis.index._inputs import INPUT_COLUMNS, input_rows
 from analysis.models import LoadResult, ParseIssue, Session
 from analysis.render._steps import select_steps
@@ -68,6 +73,17 @@ TABLES: dict[str, dict[str, str]] = {
         "reason": "VARCHAR",
         "position": "INTEGER",
     },
+    "findings": {
+        "source_file": "VARCHAR",
+        "session_id": "VARCHAR",
+        "turn_index": "INTEGER",
+        "step_index": "INTEGER",
+        "parent_call_id": "VARCHAR",
+        "code": "VARCHAR",
+        "severity": "VARCHAR",
+        "message": "VARCHAR",
+        "position": "INTEGER",
+    },
     "judgments": {
         "source_file": "VARCHAR",
         "session_id": "VARCHAR",
@@ -89,7 +105,9 @@ TABLES: dict[str, dict[str, str]] = {
 Rows = dict[str, list[dict[str, Any]]]
 
 
-def _session_rows(session: Session, source_file: str, position: int, rows: Rows) -> None:
+def _session_rows(
+    session: Session, source_file: str, position: int, rows: Rows, with_findings: bool
+) -> None:
     first = next((turn for turn in session.turns), None)
     rows["sessions"].append(
         {
@@ -101,7 +119,7 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
             "cwd": session.cwd,
             "project": Path(source_file).parent.name,
             "agent_version": session.agent_version,
-            "first_ask": first.ask[:500] if first else None,
+            "first_ask": next((turn.ask for turn in session.turns if turn.ask.strip()), None),
             "started_at": first.timestamp if first else None,
             "turns": len(session.turns),
             "position": position,
@@ -154,6 +172,11 @@ def _session_rows(session: Session, source_file: str, position: int, rows: Rows)
             }
         )
     _issue_rows(session.issues, source_file, session.session_id, rows)
+    for number, finding in enumerate(lint([session]) if with_findings else []):
+        rows["findings"].append(
+            {"source_file": source_file, **finding.model_dump(exclude={"condition"})}
+            | {"position": number}
+        )
 
 
 def _issue_rows(
@@ -176,15 +199,19 @@ def empty_rows() -> Rows:
     return {table: [] for table in TABLES}
 
 
-def load_rows(result: LoadResult, files: dict[str, str], step_inputs: bool = False) -> Rows:
+def load_rows(
+    result: LoadResult, files: dict[str, str], with_findings: bool = True, step_inputs: bool = True
+) -> Rows:
     """The rows of a load; ``files`` maps each file's display name to its resolved path (the
     ``source_file`` its rows carry). Issues of files outside the map keep their display name.
-    ``step_inputs``: also render every step for the ``step_inputs`` table (the index's)."""
+    Without ``with_findings``, the sessions are not linted (no ``findings`` rows); without
+    ``step_inputs``, their steps are not rendered (no ``step_inputs`` figures)."""
     rows = empty_rows()
     for position, session in enumerate(result.sessions):
-        _session_rows(session, files.get(session.source, session.source), position, rows)
+        source = files.get(session.source, session.source)
+        _session_rows(session, source, position, rows, with_findings)
         if step_inputs:
-            rows["step_inputs"] += input_rows(session, files.get(session.source, session.source))
+            rows["step_inputs"] += input_rows(session, source)
     for issue in result.issues:
         _issue_rows([issue], files.get(issue.file, issue.file), None, rows)
     judged_in = next(iter(files.values())) if len(files) == 1 else None  # a judgments file

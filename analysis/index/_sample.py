@@ -180,37 +180,31 @@ def candidate_steps(reader: Any, selection: str, subagents: bool, seed: int) -> 
     return pl.concat(kept) if kept else frame.clear()
 
 
-class LoadedTables:
-    """A load's sessions and steps as the index's tables, in memory: the direct path chooses
-    steps with the same queries (and so the same dimensions) as the index."""
+class LoadedSteps:
+    """A load's tables as the index holds them, in memory (as ``LoadedTables``), with each
+    step's place among its session's (``step_inputs`` without figures): the direct path
+    chooses steps with the same queries, and so the same dimensions and order, as the index."""
 
     def __init__(self, result: LoadResult, paths: Sequence[str | Path]) -> None:
         import duckdb
-        import pyarrow as pa
+
+        from analysis.index._build import create_tables, insert_rows
 
         self.conn: Any = duckdb.connect()
         shown = in_scope(self, paths)
-        rows = load_rows(result, {display: path for path, display in shown.items()})
-        positions: dict[tuple[str, str], int] = {}
+        files = {display: path for path, display in shown.items()}
+        rows = load_rows(result, files, with_findings=False, step_inputs=False)
+        places: dict[tuple[str, str], int] = {}
         for row in rows["steps"]:
-            place = (row["source_file"], row["session_id"])
-            row["position"] = positions[place] = positions.get(place, -1) + 1
-        rows["step_inputs"] = [
-            {key: row[key] for key in [*KEYS, "position"]} | {"source_file": row["source_file"]}
-            for row in rows["steps"]
-        ]
-        for table in ("sessions", "steps", "step_inputs"):
-            columns = TABLES[table]
-            self.conn.execute(
-                f"CREATE TABLE {table} ({', '.join(f'{n} {k}' for n, k in columns.items())})"
+            session = (row["source_file"], row["session_id"])
+            places[session] = places.get(session, -1) + 1
+            rows["step_inputs"].append(
+                dict.fromkeys(TABLES["step_inputs"])
+                | {key: row[key] for key in ["source_file", *KEYS]}
+                | {"position": places[session]}
             )
-            if rows[table]:
-                incoming = pa.Table.from_pylist(
-                    [{n: r.get(n) for n in columns} for r in rows[table]]
-                )
-                self.conn.register("incoming", incoming)
-                self.conn.execute(f"INSERT INTO {table} SELECT * FROM incoming")
-                self.conn.unregister("incoming")
+        create_tables(self.conn)
+        insert_rows(self.conn, rows)
 
 
 def judged_in(

@@ -14,6 +14,7 @@ every step scored 1 (or 0) gets the Wilson interval, which a bootstrap would shr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 import altair as alt
@@ -21,7 +22,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
-from analysis.index._read import IndexReader, ParquetTables
+from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 
 Dimension = Literal["tool", "model", "version", "project", "week"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
@@ -33,23 +34,51 @@ STEP_COLUMNS = """s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.
        s.errors, s.model, s.agent_version AS version, x.project,
        strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week"""
 """What a step is by each dimension, from ``steps s JOIN sessions x``."""
-STEP_QUERY = f"""
-SELECT {STEP_COLUMNS}, j.judge, j.score
+STEP_QUERY = (
+    "\nSELECT "
+    + STEP_COLUMNS
+    + """, j.judge, j.score
 FROM steps s
 JOIN sessions x USING (source_file, session_id)
-LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full') j
+LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full' {judgments_in}) j
   ON j.session_id = s.session_id AND j.turn_index = s.turn_index
  AND j.step_index = s.step_index
  AND coalesce(j.parent_call_id, '') = coalesce(s.parent_call_id, '')
+{steps_in}
 """
+)
+IN_SCOPE = "source_file IN (SELECT path FROM scope)"
 
 
-def step_scores(reader: IndexReader | ParquetTables, judge: str | None = None) -> pl.DataFrame:
+def step_scores(
+    reader: IndexReader | ParquetTables | LoadedTables,
+    judge: str | None = None,
+    scope: Sequence[str] | None = None,
+) -> pl.DataFrame:
     """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
-    judgments): a step that judge did not judge has ``score`` null and ``judged`` false."""
-    frame = pl.from_arrow(reader.conn.sql(STEP_QUERY).to_arrow_table())
+    judgments, the first by name among equals): a step that judge did not judge has ``score``
+    null and ``judged`` false. With ``scope`` (resolved paths), only the steps and judgments
+    of those files."""
+    query = STEP_QUERY.format(judgments_in="", steps_in="")
+    if scope is not None:
+        import pyarrow as pa
+
+        reader.conn.register(
+            "scope", pa.table({"path": list(scope)}, schema=pa.schema([("path", pa.string())]))
+        )
+        query = STEP_QUERY.format(judgments_in=f"AND {IN_SCOPE}", steps_in=f"WHERE s.{IN_SCOPE}")
+    try:
+        frame = pl.from_arrow(reader.conn.sql(query).to_arrow_table())
+    finally:
+        if scope is not None:
+            reader.conn.unregister("scope")
     assert isinstance(frame, pl.DataFrame)
-    judges = frame.drop_nulls("judge").group_by("judge").len().sort("len", descending=True)
+    judges = (
+        frame.drop_nulls("judge")
+        .group_by("judge")
+        .len()
+        .sort(["len", "judge"], descending=[True, False])  # a tie: the first by name
+    )
     chosen = judge if judge is not None else (judges["judge"][0] if judges.height else None)
     keys = ["session_id", "turn_index", "step_index", "parent_call_id"]
     mine = frame.filter(pl.col("judge") == chosen) if chosen is not None else frame.clear()
@@ -204,25 +233,33 @@ def moved_most(steps: pl.DataFrame, by: Dimension, a: str, b: str, top: int = 5)
 
 
 def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
-    """Mean TSQ per group with its 95% interval: a line over weeks, points elsewhere."""
+    """Mean TSQ per group with its 95% interval: a line over weeks (each tick a week's
+    Monday), points elsewhere."""
     data = frame.drop_nulls("tsq").to_pandas()
-    kind = "T" if by == "week" else "N"
-    x = alt.X(f"{by}:{kind}", title=by, sort=None)
-    y = alt.Y(
-        "tsq:Q", title="mean TSQ of judged steps (95% interval)", scale=alt.Scale(domain=[0, 1])
+    title = "mean TSQ of judged steps, 95% interval"
+    x = alt.X(
+        f"{by}:O" if by == "week" else f"{by}:N",
+        title="week (from Monday)" if by == "week" else by,
+        sort=None,
+        axis=alt.Axis(labelLimit=220, labelAngle=0 if by == "week" else -30),
     )
+    scale = alt.Scale(domain=[0, 1])
     base = alt.Chart(data).encode(x=x)
-    band = base.mark_errorbar(ticks=True).encode(y="tsq_low:Q", y2="tsq_high:Q")
+    band = base.mark_errorbar(ticks={"size": 12}).encode(
+        y=alt.Y("tsq_low:Q", title=title, scale=scale), y2="tsq_high:Q"
+    )
     mark = base.mark_line(point=True) if by == "week" else base.mark_point(filled=True, size=70)
     line = mark.encode(
-        y=y,
+        y=alt.Y("tsq:Q", title=title, scale=scale),
         tooltip=[
             by,
             "judged",
-            alt.Tooltip("tsq:Q", format=".2f"),
-            alt.Tooltip("tsq_low:Q", format=".2f"),
-            alt.Tooltip("tsq_high:Q", format=".2f"),
+            alt.Tooltip("tsq:Q", format=".2f", title="TSQ"),
+            alt.Tooltip("tsq_low:Q", format=".2f", title="low (95%)"),
+            alt.Tooltip("tsq_high:Q", format=".2f", title="high (95%)"),
         ],
     )
-    chart: alt.LayerChart = (band + line).properties(title=f"TSQ by {by}")
+    chart: alt.LayerChart = (band + line).properties(
+        title=alt.TitleParams(f"TSQ by {by}", anchor="start"), height=320, padding={"top": 12}
+    )
     return chart

@@ -57,6 +57,14 @@ def discover(
     it was first reached by. With a ``root``, a path (given, or a link found in a folder)
     that resolves outside it is an issue, not read.
     """
+    files, issues, _ = discover_resolved(paths, root)
+    return files, issues
+
+
+def discover_resolved(
+    paths: Iterable[str | Path], root: str | Path | None = None
+) -> tuple[list[tuple[Path, str]], list[ParseIssue], list[str]]:
+    """:func:`discover`, and each file's resolved path (what the index keys files on)."""
     found: dict[Path, tuple[Path, str]] = {}
     issues: list[ParseIssue] = []
 
@@ -85,7 +93,7 @@ def discover(
             add(path, str(given))
         else:
             issues.append(ParseIssue(file=str(given), reason=_not_a_file(path)))
-    return list(found.values()), issues
+    return list(found.values()), issues, [str(resolved) for resolved in found]
 
 
 def _not_a_file(path: Path) -> str:

@@ -15,7 +15,7 @@ import polars as pl
 
 from analysis.index._read import IndexReader
 from analysis.index._sample import (
-    LoadedTables,
+    LoadedSteps,
     Sample,
     candidate_steps,
     figures_of,
@@ -101,7 +101,7 @@ def direct_plan(
         )
         estimate = estimate_run(rendered, spec.votes, spec.model, spec.system_text())
         return JudgePlan(estimate=estimate, rendered=rendered, earlier=list(result.judgments))
-    tables = LoadedTables(result, paths)
+    tables = LoadedSteps(result, paths)
     steps = candidate_steps(tables, choice.selection, choice.subagents, choice.seed)
     judged = judged_in([*result.judgments, *earlier_out], spec.judge_id, conditions)
     asked, sample, already = _sampled(steps, choice, judged)

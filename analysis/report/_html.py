@@ -587,6 +587,55 @@ def _worst_steps_section(
     )
 
 
+def _version_order(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def _trends_sections(
+    result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
+) -> list[ReportSection]:
+    """TSQ over time and per agent version and tool (the collection's trends, from these
+    sessions and judgments), and the last two agent versions compared: differences only with
+    their intervals, and a change inside the noise said to be one."""
+    from analysis.index._read import LoadedTables
+    from analysis.index._trends import shift, step_scores, trend_chart, trends
+
+    if condition != "full":
+        return []
+    with LoadedTables(result.model_copy(update={"judgments": list(judgments)})) as tables:
+        steps = step_scores(tables)
+    if not steps["judged"].any():
+        return []
+    weekly, versions, tools = (trends(steps, by) for by in ("week", "version", "tool"))
+    judged_versions = sorted(
+        versions.filter(pl.col("judged") >= 2)["version"].drop_nulls(), key=_version_order
+    )
+    facts = []
+    if len(judged_versions) >= 2:
+        moved = shift(steps, "version", judged_versions[-2], judged_versions[-1])
+        facts.append(("version_shift", "Between agent versions: " + moved.in_words()))
+    judge = steps["judge"][0]
+    return [
+        ReportSection(
+            title="Trends",
+            intro=(
+                f"Mean TSQ of the judged steps (judge {judge}, full condition) by week and by "
+                "agent version, each with its 95% interval (bootstrap over steps; Wilson where "
+                "every step scored alike). A difference counts only where the interval of the "
+                "difference leaves out 0."
+            ),
+            charts=[trend_chart(weekly, "week"), trend_chart(versions, "version")],
+            table=versions,
+            facts=facts,
+        ),
+        ReportSection(
+            title="TSQ by tool",
+            intro="A step that called several tools counts for each of them.",
+            table=tools,
+        ),
+    ]
+
+
 def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> ReportSection:
     serious = [f for f in findings if f.severity in ("error", "warning")]
     if not serious:
@@ -637,15 +686,19 @@ def report_sections(
     show_paths: bool = False,
 ) -> list[ReportSection]:
     """The standard sections: what we found (with ``extra_facts`` at its end), summary,
-    sessions, ablation (per session, then per step), split votes, worst steps, findings,
-    issues. The issues' file names keep home folder names only with ``show_paths``."""
+    sessions, trends (over time, per agent version and tool), ablation (per session, then per
+    step), split votes, worst steps, findings, issues. The issues' file names keep home folder
+    names only with ``show_paths``."""
     relevant = findings_for_condition(findings, condition)
     overview = session_overview(result.sessions, judgments, relevant, condition)
     names = session_names(result.sessions)
+    trend_sections = _trends_sections(result, judgments, condition)
+    facts = [fact for section in trend_sections for fact in section.facts]
     sections: list[ReportSection | None] = [
-        _found_section(result, judgments, relevant, overview, condition, extra_facts),
+        _found_section(result, judgments, relevant, overview, condition, [*facts, *extra_facts]),
         _summary_section(result, judgments, condition),
         _sessions_section(overview, condition, names),
+        *trend_sections,
         _ablation_section(judgments, names),
         _ablation_steps_section(result, judgments, names),
         *_ambiguous_sections(result, judgments, relevant, condition, names),

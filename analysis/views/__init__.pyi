@@ -36,6 +36,8 @@ from ._tables import (
     findings_frame as findings_frame,
     judgment_of as judgment_of,
     judgments_frame as judgments_frame,
+    matches_words as matches_words,
+    overview_of as overview_of,
     session_overview as session_overview,
     step_table as step_table,
     step_to_open as step_to_open,

@@ -206,24 +206,64 @@ def _shortened(text: pl.Expr, limit: int = NAME_CHARS) -> pl.Expr:
     return pl.when(flat.str.len_chars() > limit).then(cut).otherwise(flat)
 
 
+SEARCHED = ("name", "first_ask", "project", "session_id")
+"""The overview's columns a search looks in."""
+
+
+def matches_words(search: str) -> pl.Expr:
+    """Overview rows holding every word of ``search`` (any case) in their name, first ask,
+    project or id."""
+    words = search.lower().split()
+    text = pl.concat_str(
+        [pl.col(c).fill_null("") for c in SEARCHED], separator=" "
+    ).str.to_lowercase()
+    return pl.all_horizontal([text.str.contains(word, literal=True) for word in words])
+
+
 def session_overview(
     sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
-    """One row per session: what it is, size, mean TSQ, split-vote and unscored turns, findings.
+    """One row per session: what it is, size, mean TSQ, split-vote and unscored turns, findings
+    (:func:`overview_of`, from the sessions themselves)."""
+    base = sessions_frame(sessions).select(*OVERVIEW_BASE)
+    return overview_of(
+        base, _session_labels(sessions), judgments, findings_frame(findings), condition
+    )
+
+
+OVERVIEW_BASE = (
+    "session_id",
+    "format",
+    "title",
+    "turns",
+    "tool_calls",
+    "subagent_tool_calls",
+    "source",
+)
+"""What :func:`overview_of` needs of each session besides its labels."""
+
+
+def overview_of(
+    base: pl.DataFrame,
+    labels: pl.DataFrame,
+    judgments: Sequence[TurnJudgment],
+    findings: pl.DataFrame,
+    condition: Condition = "full",
+) -> pl.DataFrame:
+    """The overview's rule, whether the sessions were loaded or read from the index:
+    ``base`` has the :data:`OVERVIEW_BASE` columns, ``labels`` each session's first ask, cwd
+    and start, ``findings`` is a :func:`findings_frame`.
 
     ``name`` is the session's title, else its first ask, on one line and shortened;
     ``first_ask`` is that ask in full; ``project`` the last part of its working folder;
     ``started`` its first turn's time. Scored sessions come first, then by start time;
     ``session_id`` is the last column.
     """
-    base = sessions_frame(sessions).select(
-        "session_id", "format", "title", "turns", "tool_calls", "subagent_tool_calls", "source"
-    )
     folder = pl.col("cwd").str.replace_all("\\", "/", literal=True).str.strip_chars_end("/")
-    labels = _session_labels(sessions).select(
+    labels = labels.select(
         "session_id",
         "first_ask",
         folder.str.split("/").list.last().replace("", None).alias("project"),
@@ -236,14 +276,10 @@ def session_overview(
         (pl.col("verdict_kind") == "unscored").sum().alias("unscored_turns"),
         pl.len().alias("judged_turns"),
     )
-    severities = (
-        findings_frame(findings)
-        .group_by("session_id")
-        .agg(
-            (pl.col("severity") == "error").sum().alias("errors"),
-            (pl.col("severity") == "warning").sum().alias("warnings"),
-            (pl.col("severity") == "info").sum().alias("infos"),
-        )
+    severities = findings.group_by("session_id").agg(
+        (pl.col("severity") == "error").sum().alias("errors"),
+        (pl.col("severity") == "warning").sum().alias("warnings"),
+        (pl.col("severity") == "info").sum().alias("infos"),
     )
     counts = ["split_turns", "unscored_turns", "judged_turns", "errors", "warnings", "infos"]
     title = pl.when(pl.col("title").str.strip_chars() != "").then("title")

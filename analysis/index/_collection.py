@@ -1,0 +1,256 @@
+"""A collection read through the index: lists, counts and input findings come from the tables;
+a session's detail is read on demand from its own files (one group of files, not the
+collection); the judgments, which carry every vote, are read from their own files.
+
+Whatever is built here equals what loading every file would give (``analysis.load``, then
+``analysis.lint`` with the judgments found among them), which the tests check field by field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from analysis.findings._lint import Finding, lint
+from analysis.index._build import IndexSummary, default_index_path, update_index
+from analysis.index._read import IndexReader
+from analysis.ingest._loader import discover_resolved, load
+from analysis.models import LoadResult, ParseIssue, Session, TurnJudgment
+from analysis.views._tables import FINDING_SCHEMA
+
+RECENT_SESSIONS = 16
+"""Sessions kept once read from their files, for the pages that go back and forth."""
+GROUP_BATCH = 200
+"""Files read at once when sessions are read again from their files (memory stays bounded)."""
+_LABELS_SCHEMA: dict[str, Any] = {
+    "session_id": pl.String,
+    "first_ask": pl.String,
+    "cwd": pl.String,
+    "started": pl.Datetime("us", "UTC"),
+}
+
+_ROW_SCHEMA: dict[str, Any] = {
+    "source_file": pl.String,
+    "session_id": pl.String,
+    "position": pl.Int64,
+    "format": pl.String,
+    "title": pl.String,
+    "turns": pl.Int64,
+    "source": pl.String,
+    "first_ask": pl.String,
+    "cwd": pl.String,
+    "started": pl.Datetime("us", "UTC"),
+    "tool_calls": pl.Int64,
+    "subagent_tool_calls": pl.Int64,
+}
+
+
+class Collection:
+    """The transcripts under ``paths``, through the index at ``index`` (brought up to date
+    when opened). With a ``root``, nothing outside it is read, links included. Without
+    ``with_judgments``, the judgments among the files are left unread and the findings are
+    those of the sessions alone (what ``tsq lint`` says without ``--judgments``). ``on_file``
+    and ``on_plan`` hear the update's progress (:func:`~analysis.index.update_index`)."""
+
+    def __init__(
+        self,
+        paths: Sequence[str | Path],
+        index: str | Path | None = None,
+        root: str | Path | None = None,
+        workers: int | None = None,
+        with_judgments: bool = True,
+        on_file: Callable[[], None] | None = None,
+        on_plan: Callable[[int], None] | None = None,
+    ) -> None:
+        self.paths = [str(path) for path in paths]
+        self.index = Path(index) if index is not None else default_index_path()
+        self.root = None if root is None else str(root)
+        discovered = discover_resolved(self.paths, self.root)
+        self.summary: IndexSummary = update_index(
+            self.paths, self.index, workers, on_file, on_plan, self.root, discovered
+        )
+        order = {path: number for number, path in enumerate(discovered[2])}
+        with IndexReader(self.index) as reader:
+            scope = self._scope = list(order)
+            by_session = reader.issues_by_session(scope)
+            file_issues = reader.file_issues(by_session, discovered[1], order)
+            self._display = dict(
+                reader.in_scope("SELECT path, display FROM files", scope, path_column="path")
+            )
+            kinds = reader.in_scope("SELECT path, kind FROM files", scope, path_column="path")
+            self._rows = self._session_rows(reader, scope, order)
+            self._issues = file_issues + [
+                issue
+                for file, session in self._rows.select("source_file", "session_id").iter_rows()
+                for issue in by_session.get((file, session), [])
+            ]
+            self._input_findings = self._findings_rows(reader, scope)
+            judged_in = {f for (f,) in reader.in_scope("SELECT source_file FROM judgments", scope)}
+            self._groups = self._file_groups(reader, scope, dict(kinds))
+        judgment_files = sorted(
+            judged_in | {path for path, kind in kinds if kind == "judgments"},
+            key=order.__getitem__,
+        )
+        self.judgments: list[TurnJudgment] = (
+            load([self._display[f] for f in judgment_files], root=self.root).judgments
+            if judgment_files and with_judgments
+            else []
+        )
+        self.findings_frame = self.findings_with(self.judgments)
+        self._recent = lru_cache(maxsize=RECENT_SESSIONS)(self._read_session)
+
+    # what the tables say
+
+    @staticmethod
+    def _session_rows(reader: IndexReader, scope: list[str], order: dict[str, int]) -> pl.DataFrame:
+        rows = reader.in_scope(
+            "SELECT x.source_file, x.session_id, x.position, x.format, x.title, x.turns,"
+            " x.source, x.first_ask, x.cwd, x.started_at,"
+            " count(c.name) FILTER (WHERE NOT c.in_subagent),"
+            " count(c.name) FILTER (WHERE c.in_subagent)"
+            " FROM sessions x LEFT JOIN calls c USING (source_file, session_id)",
+            scope,
+            " GROUP BY ALL",
+            path_column="x.source_file",
+        )
+        frame = pl.DataFrame(rows, schema=_ROW_SCHEMA, orient="row")
+        return (
+            frame.with_columns(
+                pl.col("source_file").replace_strict(order, return_dtype=pl.Int64).alias("_file"),
+            )
+            .sort("_file", "position")
+            .drop("_file", "position")
+        )
+
+    @staticmethod
+    def _findings_rows(reader: IndexReader, scope: list[str]) -> pl.DataFrame:
+        names = [name for name in FINDING_SCHEMA if name != "condition"]
+        rows = reader.in_scope(
+            f"SELECT source_file, position, {', '.join(names)} FROM findings", scope
+        )
+        frame = pl.DataFrame(
+            rows,
+            schema={"source_file": pl.String, "position": pl.Int64}
+            | {name: FINDING_SCHEMA[name] for name in names},
+            orient="row",
+        )
+        return frame.with_columns(pl.lit(None, pl.String).alias("condition"))
+
+    @staticmethod
+    def _file_groups(
+        reader: IndexReader, scope: list[str], kinds: dict[str, str]
+    ) -> dict[str, list[str]]:
+        """Each file's group: the files it must be read with to give what loading them all
+        gives (files sharing a model response; a folder's OpenAI-format files and catalogs)."""
+        parent: dict[str, str] = {}
+
+        def find(item: str) -> str:
+            while parent.setdefault(item, item) != item:
+                parent[item] = parent[parent[item]]
+                item = parent[item]
+            return item
+
+        shared = reader.in_scope(
+            "SELECT DISTINCT a.source_file, b.source_file FROM keys a JOIN keys b USING (key)",
+            scope,
+            " AND a.source_file < b.source_file AND b.source_file IN (SELECT path FROM scope)",
+            path_column="a.source_file",
+        )
+        for first, second in shared:
+            parent[find(second)] = find(first)
+        by_folder: dict[str, str] = {}
+        for file in sorted(path for path, kind in kinds.items() if kind == "folder-bound"):
+            folder = str(Path(file).parent)
+            parent[find(file)] = find(by_folder.setdefault(folder, file))
+        groups: dict[str, list[str]] = {}
+        for file in list(parent):
+            groups.setdefault(find(file), []).append(file)
+        return {file: members for members in groups.values() for file in members}
+
+    # what needs the files
+
+    def sessions_of(self, source_files: Iterable[str]) -> list[Session]:
+        """The sessions the given files hold, read from them with their groups."""
+        wanted = set(source_files)
+        files = sorted({m for f in wanted for m in self._groups.get(f, [f])})
+        if not files:
+            return []
+        result = load([self._display.get(f, f) for f in files], root=self.root)
+        ids = set(self._rows.filter(pl.col("source_file").is_in(list(wanted)))["session_id"])
+        return [s for s in result.sessions if s.session_id in ids]
+
+    def session(self, session_id: str) -> Session | None:
+        """One session, read from its files (a resumed session: with the files it continues);
+        the last few opened are kept."""
+        return self._recent(session_id)
+
+    def _read_session(self, session_id: str) -> Session | None:
+        files = self._rows.filter(pl.col("session_id") == session_id)["source_file"]
+        found = self.sessions_of(files)
+        return next((s for s in found if s.session_id == session_id), None)
+
+    def load_all(self) -> LoadResult:
+        """Every file, loaded as ``analysis.load`` loads them (for what needs all of it: the
+        HTML report)."""
+        return load(self.paths, root=self.root)
+
+    def findings_with(self, judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+        """Every finding, as ``analysis.lint(sessions, judgments)`` gives them and in its order:
+        a session with judgments is linted again from its files with them; the others'
+        findings are the index's."""
+        judged = {j.session_id for j in judgments}
+        rows = self._rows.filter(pl.col("session_id").is_in(list(judged)))
+        files = list(dict.fromkeys(rows["source_file"]))
+        relinted: list[Finding] = []
+        for start in range(0, len(files), GROUP_BATCH):
+            sessions = self.sessions_of(files[start : start + GROUP_BATCH])
+            relinted += lint([s for s in sessions if s.session_id in judged], judgments)
+        own = pl.DataFrame([f.model_dump() for f in relinted], schema=FINDING_SCHEMA)
+        kept = self._input_findings.filter(~pl.col("session_id").is_in(list(judged)))
+        order = self._rows.select("session_id").with_row_index("_session")
+        both = pl.concat(
+            [kept.select("position", *FINDING_SCHEMA), own.with_row_index("position")],
+            how="diagonal_relaxed",
+        )
+        return (
+            both.join(order, on="session_id", how="left")
+            .sort("_session", "position")
+            .select(*FINDING_SCHEMA)
+        )
+
+    # what the pages and commands ask
+
+    @property
+    def session_ids(self) -> list[str]:
+        return list(self._rows["session_id"])
+
+    def overview_inputs(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The sessions' :data:`~analysis.views.OVERVIEW_BASE` columns and their labels."""
+        from analysis.views._tables import OVERVIEW_BASE
+
+        return self._rows.select(*OVERVIEW_BASE), self._rows.select(*_LABELS_SCHEMA)
+
+    def findings(
+        self, session_ids: Iterable[str] | None = None, frame: pl.DataFrame | None = None
+    ) -> list[Finding]:
+        """The findings (of ``frame``, else of the collection), of ``session_ids`` or all."""
+        frame = self.findings_frame if frame is None else frame
+        if session_ids is not None:
+            frame = frame.filter(pl.col("session_id").is_in(list(session_ids)))
+        return [Finding.model_validate(row) for row in frame.iter_rows(named=True)]
+
+    def step_scores(self, judge: str | None = None) -> pl.DataFrame:
+        """Every step of the collection with its TSQ by one judge, for the trends
+        (:func:`analysis.index.step_scores`, limited to these files)."""
+        from analysis.index._trends import step_scores
+
+        with IndexReader(self.index) as reader:
+            return step_scores(reader, judge, self._scope)
+
+    def issues(self) -> list[ParseIssue]:
+        """Every issue, as ``LoadResult.all_issues`` lists them."""
+        return list(self._issues)

@@ -1,0 +1,90 @@
+"""Trends: where tool choice got better or worse across the collection, each figure with its
+interval, and two weeks, versions, models, projects or tools compared."""
+
+from typing import cast
+
+import streamlit as st
+
+from analysis.index import DIMENSIONS, Dimension, moved_most, shift, trend_chart, trends
+from workbench_ui import chart_downloads, data_source, inert
+
+LABELS = {
+    "tool": "tool",
+    "model": "model",
+    "version": "agent version",
+    "project": "project",
+    "week": "week",
+}
+
+st.title("Trends")
+workspace = data_source()
+steps = workspace.collection.step_scores(workspace.judge)
+judged = int(steps["judged"].sum())
+if not judged:
+    st.info(
+        f"None of the {steps.height:,} steps of these sessions was judged yet: judge them "
+        "(tsq judge --out, into this folder) and the trends appear here."
+    )
+    st.stop()
+by = cast(
+    Dimension,
+    st.segmented_control(
+        "Group by",
+        DIMENSIONS,
+        default="week",
+        format_func=LABELS.__getitem__,
+        key="trends_by",
+    )
+    or "week",
+)
+table = trends(steps, by)
+st.caption(
+    f"Judge {inert(str(steps['judge'][0]))}: {judged:,} of {steps.height:,} steps judged "
+    f"({judged / steps.height:.0%}), full condition. Each mean TSQ comes with its 95% interval "
+    "(a bootstrap over steps; Wilson where every step scored alike); a step that called "
+    "several tools counts for each. Judgments made on the Judge page count once saved to a file."
+)
+chart = trend_chart(table, by)
+st.altair_chart(chart)
+chart_downloads(chart, f"tsq-by-{by}")
+st.dataframe(
+    table,
+    hide_index=True,
+    column_config={
+        "tsq": st.column_config.NumberColumn("TSQ", format="%.2f"),
+        "tsq_low": st.column_config.NumberColumn("low (95%)", format="%.2f"),
+        "tsq_high": st.column_config.NumberColumn("high (95%)", format="%.2f"),
+        "split_share": st.column_config.NumberColumn("split votes", format="percent"),
+        "unjudged_share": st.column_config.NumberColumn("not judged", format="percent"),
+    },
+)
+
+comparable = [str(g) for g in table.filter(table["judged"] >= 2)[by].drop_nulls()]
+st.subheader(f"Two {LABELS[by]}s compared")
+if len(comparable) < 2:
+    st.caption(f"Fewer than two {LABELS[by]}s have two judged steps or more: nothing to compare.")
+    st.stop()
+left, right = st.columns(2)
+first = left.selectbox("From", comparable, index=len(comparable) - 2, key=f"trends_a_{by}")
+second = right.selectbox("To", comparable, index=len(comparable) - 1, key=f"trends_b_{by}")
+moved = shift(steps, by, first, second)
+st.text(moved.in_words())
+if by != "tool":
+    tools = moved_most(steps, by, first, second)
+    if tools:
+        st.caption("The tools whose TSQ moved most (each difference with its 95% interval)")
+        st.dataframe(
+            [
+                {
+                    "tool": tool.by.rsplit(", ", 1)[-1].removesuffix(" steps"),
+                    "from": tool.tsq_a,
+                    "to": tool.tsq_b,
+                    "difference": tool.diff,
+                    "low (95%)": tool.diff_low,
+                    "high (95%)": tool.diff_high,
+                    "verdict": tool.verdict,
+                }
+                for tool in tools
+            ],
+            hide_index=True,
+        )
