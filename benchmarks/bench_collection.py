@@ -19,7 +19,7 @@ project folders, the way ``~/.claude/projects`` looks after months of use. Then,
 Prints each figure, its ratio to the baseline (reading every file) and to the figure measured
 before the index on 10,000 sessions, and the goal at 10,000 sessions.
 
-    python benchmarks/bench_collection.py [--sessions 1000] [--keep DIR]
+    python benchmarks/bench_collection.py [--sessions 1000] [--keep DIR] [--max-session-kb N]
 """
 
 from __future__ import annotations
@@ -67,9 +67,16 @@ DRY_RUN_BEFORE_GB = 6.96
 APP_PEAK_GOAL_GB = 1.5
 
 
-def build_collection(folder: Path, sessions: int, source: Path = REAL_CORPUS) -> int:
-    """Write ``sessions`` sessions (with their subagent files) into ``folder``; return bytes."""
-    mains = sorted(p for p in source.rglob("*.jsonl") if p.parent.name != "subagents")
+def build_collection(
+    folder: Path, sessions: int, source: Path = REAL_CORPUS, max_bytes: int | None = None
+) -> int:
+    """Write ``sessions`` sessions (with their subagent files) into ``folder``, copies of the
+    real ones no larger than ``max_bytes`` (all, by default); return the bytes written."""
+    mains = sorted(
+        p
+        for p in source.rglob("*.jsonl")
+        if p.parent.name != "subagents" and (max_bytes is None or p.stat().st_size <= max_bytes)
+    )
     written = 0
     for number in range(sessions):
         main = mains[number % len(mains)]
@@ -155,6 +162,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--keep", type=Path, help="build the collection here and keep it")
+    parser.add_argument(
+        "--max-session-kb",
+        type=int,
+        help="copy only the real sessions of at most this size (smaller sessions, for 100,000)",
+    )
     parser.add_argument("--app-child", help=argparse.SUPPRESS)  # the app's own process
     args = parser.parse_args()
     if args.app_child:
@@ -167,7 +179,8 @@ def main() -> None:
     index.parent.mkdir(parents=True)
     try:
         if not (args.keep and args.keep.is_dir()):
-            size = build_collection(folder, args.sessions)
+            cap = None if args.max_session_kb is None else args.max_session_kb * 1024
+            size = build_collection(folder, args.sessions, max_bytes=cap)
         else:
             size = sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
         print(f"{args.sessions:,} sessions, {size / 1e9:.2f} GB in {PROJECTS} project folders")

@@ -152,7 +152,7 @@ def number(pattern: str, text: str) -> str:
 def test_what_we_found_comes_first_with_independent_numbers(loaded, page):
     result, findings = loaded
     assert page.sections[0] == "what-we-found"
-    assert list(page.facts) == ["mean_tsq", "judged", "ambiguous", "unseen", "no_catalog"]
+    assert list(page.facts) == ["mean_tsq", "judged", "ambiguous", "doubt", "no_catalog"]
     facts = page.facts
     means = turn_means(result.judgments)
     per_session: dict[str, list[float]] = {}
@@ -178,7 +178,27 @@ def test_what_we_found_comes_first_with_independent_numbers(loaded, page):
         assert f"{count} in {names[sid]}" in facts["ambiguous"]
     hidden = {"CALLED_TOOL_NOT_IN_CATALOG", "USED_TOOLS_MISSING_FROM_CATALOG", "CALL_NOT_RENDERED"}
     assert not [f for f in findings if about_full(f) and f.code in hidden | {"UNSCORED"}]
-    assert facts["unseen"].startswith("Nothing was hidden from the judge")
+    # nothing was hidden, but the scores are in doubt: no "Nothing was hidden" while they are
+    alike = set()
+    for sid in {sid for sid, _ in means}:
+        scores = [m for (s, _), m in means.items() if s == sid]
+        if len(scores) > 1 and None not in scores and len({round(m, 6) for m in scores}) == 1:
+            alike.add(sid)
+    by_claude = {
+        j.session_id
+        for j in result.judgments
+        if "claude" in j.model.lower()
+        and next(s for s in result.sessions if s.session_id == j.session_id).format.startswith(
+            "claude-code"
+        )
+    }
+    assert alike
+    assert (
+        f"{len(alike)} session{'' if len(alike) == 1 else 's'} scored every judged"
+        in (facts["doubt"])
+    )
+    assert not by_claude  # the sample's judge is not of the agents' family
+    assert "SELF_PREFERENCE" not in facts["doubt"]
     no_catalog = {f.session_id for f in findings if f.code == "NO_CATALOG"}
     assert f"{len(no_catalog)} sessions carry no tool catalog on the trace" in facts["no_catalog"]
     assert "tsq export attaches the menu" in facts["no_catalog"]
@@ -664,3 +684,20 @@ def test_home_folder_names_are_hidden_as_tsq_send_does(text, shown):
     assert without_home(text, home="/home/alice") == shown
     if not shown.startswith("~"):  # tsq send's own rule gives the same for other users
         assert Sanitizer().text(text) == shown
+
+
+def test_a_judge_of_the_agents_own_family_puts_the_scores_in_doubt(loaded):
+    result, _ = loaded
+    claude_code = {s.session_id for s in result.sessions if s.format.startswith("claude-code")}
+    by_claude = [
+        j.model_copy(update={"model": "claude-sonnet-4-5"})
+        for j in result.judgments
+        if j.session_id in claude_code
+    ]
+    page = Page(analysis.build_report(result, by_claude))
+    judged = len({j.session_id for j in by_claude})
+    assert (
+        f"{judged} sessions were judged by a model of the agent's own family"
+        in (page.facts["doubt"])
+    )
+    assert "unseen" not in page.facts or not page.facts["unseen"].startswith("Nothing was hidden")

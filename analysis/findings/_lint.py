@@ -280,15 +280,13 @@ def findings_for_turn(
     findings: Iterable[Finding], session_id: str, turn_index: int, condition: str
 ) -> list[Finding]:
     """What ``why_this_score`` needs about one turn judged under ``condition``: the turn's and
-    its steps' findings, and the session's findings that hold for every turn; in the order of
-    :func:`findings_for_step`."""
+    its steps' findings, and the session's; in the order of :func:`findings_for_step`."""
     return _most_telling_first(
         findings_for_condition(
             (
                 f
                 for f in findings
-                if f.session_id == session_id
-                and (f.turn_index == turn_index or finding_scope(f) == "every turn")
+                if f.session_id == session_id and f.turn_index in (turn_index, None)
             ),
             condition,
         )
@@ -304,9 +302,10 @@ def findings_for_step(
     parent_call_id: str | None = None,
 ) -> list[Finding]:
     """What ``why_this_score`` needs about one step judged under ``condition``: the step's
-    findings, its turn's findings about the input, and the session's that hold for every turn;
-    most serious first, and among equals the most specific (the step's, its turn's, the
-    session's).
+    findings, its turn's findings about the input, and the session's (those that hold for
+    every turn, and those about its judgments: every turn alike, a judge of the agent's own
+    family); most serious first, and among equals the most specific (the step's, its turn's,
+    the session's).
     """
 
     def about_step(f: Finding) -> bool:
@@ -319,7 +318,7 @@ def findings_for_step(
             )
         if scope == "turn":
             return f.turn_index == turn_index and f.condition is None
-        return scope == "every turn"
+        return True  # the session's
 
     return _most_telling_first(
         findings_for_condition(

@@ -308,6 +308,27 @@ _UNSEEN: tuple[tuple[frozenset[str], tuple[str, str], str], ...] = (
 with one; else one finding per step, turn or judgment) and the sentence."""
 
 
+def _doubts(findings: Sequence[Finding]) -> list[str]:
+    """The warnings about the judgments themselves, each in words with its count."""
+    uniform = {f.session_id for f in findings if f.code == "UNIFORM_SESSION_SCORES"}
+    same_family = {f.session_id for f in findings if f.code == "SELF_PREFERENCE"}
+    doubts = []
+    if uniform:
+        doubts.append(
+            f"{_plural(len(uniform), 'session')} scored every judged turn alike "
+            "(UNIFORM_SESSION_SCORES: a judge that cannot tell turns apart is usually missing "
+            "the catalog or the call)"
+        )
+    if same_family:
+        doubts.append(
+            f"{_plural(len(same_family), 'session')} "
+            f"{'was' if len(same_family) == 1 else 'were'} judged by a model of the agent's own "
+            "family (SELF_PREFERENCE: LLM judges favour their own family's output; check against "
+            "people's labels or a judge of another family)"
+        )
+    return doubts
+
+
 def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
     parts = []
     for codes, (one, many), sentence in _UNSEEN:
@@ -315,15 +336,20 @@ def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
         if hits:
             count = len({f.session_id for f in hits}) if one == "session" else len(hits)
             parts.append(sentence.format(_plural(count, one, many)))
-    facts = [
-        (
-            "unseen",
-            "What the judge could not see: " + "; ".join(parts) + "."
-            if parts
-            else "Nothing was hidden from the judge: every called tool was on its menu, no call "
-            "was left out of what it read and every judged step was scored.",
+    doubts = _doubts(findings)
+    facts = []
+    if parts:
+        facts.append(("unseen", "What the judge could not see: " + "; ".join(parts) + "."))
+    elif not doubts:
+        facts.append(
+            (
+                "unseen",
+                "Nothing was hidden from the judge: every called tool was on its menu, no call "
+                "was left out of what it read and every judged step was scored.",
+            )
         )
-    ]
+    if doubts:
+        facts.append(("doubt", "Scores not to take as they are: " + "; ".join(doubts) + "."))
     no_catalog = {f.session_id for f in findings if f.code == "NO_CATALOG"}
     if no_catalog:
         facts.append(
