@@ -289,9 +289,13 @@ def sessions_of(
 
 
 def _load_groups(reader: IndexReader, files: list[str]) -> list[set[str]]:
-    """``files`` with the files each is loaded with: those sharing a model response with it
-    (through others too), and for a folder-bound file its folder's other folder-bound files."""
-    kinds = dict(reader.conn.execute("SELECT path, kind FROM files").fetchall())
+    """``files`` with the files in scope each is loaded with: those sharing a model response
+    with it (through others too), and for a folder-bound file its folder's other folder-bound
+    files (a copy of a session outside the paths given is not read, as reading them would
+    not)."""
+    kinds = dict(
+        reader.conn.execute("SELECT path, kind FROM files JOIN scope USING (path)").fetchall()
+    )
     bound: dict[str, set[str]] = {}
     for path, kind in kinds.items():
         if kind == "folder-bound":
@@ -302,7 +306,8 @@ def _load_groups(reader: IndexReader, files: list[str]) -> list[set[str]]:
         pairs = reader.conn.execute(
             "SELECT DISTINCT a.source_file, b.source_file FROM keys a JOIN keys b "
             "ON a.key = b.key AND a.source_file <> b.source_file "
-            "WHERE a.source_file IN (SELECT unnest(?::VARCHAR[]))",
+            "WHERE a.source_file IN (SELECT unnest(?::VARCHAR[])) "
+            "AND b.source_file IN (SELECT path FROM scope)",
             [sorted(frontier)],
         ).fetchall()
         for member in frontier:
