@@ -212,8 +212,9 @@ def trends_command(
             f" [{row['tsq_low']:.2f}, {row['tsq_high']:.2f}]" if row["tsq_low"] is not None else ""
         )
         split = "" if row["split_share"] is None else f", {row['split_share']:.0%} split votes"
+        share = "sampled: " if row["sampled"] else "on "
         click.echo(
-            f"  {row[by]}: TSQ {tsq}{interval} on {row['judged']} of {row['steps']} steps"
+            f"  {row[by]}: TSQ {tsq}{interval} {share}{row['judged']:,} of {row['steps']:,} steps"
             f"{split}; {row['calls']} calls, {row['errors']} errors"
         )
     if moved is not None:

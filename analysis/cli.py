@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from analysis.export._send import SendPreview
     from analysis.ingest._report import IngestReport
     from analysis.judge._cost import RunEstimate, RunStats
+    from analysis.judge._plan import Choice, JudgePlan
     from analysis.judge._spec import JudgeSpec
-    from analysis.models import LoadResult, ParseIssue, ToolCatalog, TurnJudgment
+    from analysis.models import Condition, LoadResult, ParseIssue, ToolCatalog, TurnJudgment
     from analysis.study import AdjudicationStore, AgreementReport, Study, StudyTables
 
 # Every import of the analysis package (and of tqdm, polars, asyncio, sqlite3) is made by the
@@ -433,6 +434,21 @@ judge_option = click.option(
 @vote_cache_option
 @timeout_option
 @live_dump_option
+@click.option(
+    "--sample-to",
+    type=click.FloatRange(0, 0.5, min_open=True),
+    help="Judge a stratified random sample of the steps just large enough for TSQ within "
+    "± this (95%) per stratum of --by; a later run with a smaller one adds steps.",
+)
+@click.option(
+    "--by",
+    type=click.Choice(["tool", "model", "version", "project", "week"]),
+    help="The strata of --sample-to (default: the whole collection is one).",
+)
+@index_path_option
+@click.option(
+    "--no-index", is_flag=True, help="Choose steps by reading every file, not through the index."
+)
 def judge(
     paths: tuple[str, ...],
     judge_spec: str | None,
@@ -454,13 +470,20 @@ def judge(
     cache_dir: str | None,
     timeout: float,
     live_catalog: str | None,
+    sample_to: float | None,
+    by: str | None,
+    index_path: str | None,
+    no_index: bool,
 ) -> None:
     """Grade every step's (or turn's) tool choice with a ChainPoll judge; one JSON line each.
 
     The judge is a spec (--judge FILE), or the built-in one with --model. --model, --votes,
     --step-chars and --base-url given with --judge replace the spec's own (and so change its
     judge_id). Steps that another judge already judged (in --out's earlier content, or among
-    PATHS) and whose verdict this judge changes are listed.
+    PATHS) and whose verdict this judge changes are listed. Steps are chosen through the index
+    (brought up to date first; --unit turn and --text-steps read the files, as --no-index).
+    With --sample-to, the sample's size and cost are printed before anything is asked, and
+    sampled steps this judge already judged are not asked again.
 
     Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option or spec,
     the estimate above --max-cost, or the judge cannot start (key, model).
@@ -470,38 +493,52 @@ def judge(
     from tqdm import tqdm
 
     from analysis.judge._chainpoll import JudgeError, judge_rendered  # the SDK: slow to import
-    from analysis.judge._cost import dollars, estimate_run
+    from analysis.judge._cost import dollars
+    from analysis.judge._plan import Choice
     from analysis.judge._results import merge_judgments
-    from analysis.render._judge_input import CONDITIONS, judge_inputs
-    from analysis.render._steps import parse_step_selection
+    from analysis.render._judge_input import CONDITIONS
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")
-    try:
-        parse_step_selection(selection)
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--steps") from None
+    _check_choice(selection, sample_to, by, unit == "turn" or text_steps)
+    if no_index and index_path is not None:
+        raise click.UsageError("give --index or --no-index, not both.")
     spec = _spec_or_exit(
         judge_spec, model=model, votes=votes, step_chars=step_chars, base_url=base_url
     )
     votes, model = spec.votes, spec.model
-    result = _load_or_exit(paths)
-    rendered = judge_inputs(
-        result.sessions,
-        "turn" if unit == "turn" else "step",
-        CONDITIONS if ablation else (spec.condition,),
-        _live_dump_or_exit(live_catalog),
-        spec.render_options(),
-        selection,
-        text_steps,
-        subagents,
-        seed,
+    choice = Choice(
+        unit="turn" if unit == "turn" else "step",
+        selection=selection,
+        text_steps=text_steps,
+        subagents=subagents,
+        seed=seed,
+        sample_to=sample_to,
+        by=by,  # type: ignore[arg-type]  # click has checked it
     )
-    estimate = estimate_run(rendered, votes, model, spec.system_text())
+    in_out = _earlier_judgments(out)
+    through_index = not no_index and unit == "step" and not text_steps
+    plan = (_indexed_plan if through_index else _direct_plan)(
+        paths,
+        index_path,
+        spec,
+        CONDITIONS if ablation else (spec.condition,),
+        choice,
+        _live_dump_or_exit(live_catalog),
+        in_out,
+        dry_run,
+    )
+    estimate = plan.estimate
+    if plan.sample is not None:
+        _print_sample(plan, spec.judge_id)
+    _print_estimate(estimate, unit, votes)
     if dry_run:
-        _print_estimate(estimate, unit, votes)
         return
+    rendered = plan.rendered or []
     if not rendered:
+        if plan.sample is not None:
+            click.echo("Nothing to ask: this judge has judged every sampled step already.")
+            return
         click.echo(f"Nothing to judge: no {unit} with a model response was found.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
     if max_cost is not None:
@@ -516,8 +553,7 @@ def judge(
     config = spec.judge_config(
         concurrency=concurrency, cache_dir=Path(cache_dir) if cache_dir else None, timeout=timeout
     )
-    in_out = _earlier_judgments(out)
-    earlier = [*result.judgments, *in_out]
+    earlier = [*plan.earlier, *in_out]
     with tqdm(total=len(rendered), unit=unit, disable=None, file=sys.stderr) as bar:
         try:
             judgments, stats = asyncio.run(
@@ -541,6 +577,80 @@ def judge(
         f"Wrote {len(judgments)} judgments to {out}"
         + (f" (and kept {kept} of earlier runs there)" if kept else "")
     )
+
+
+def _check_choice(
+    selection: str, sample_to: float | None, by: str | None, not_tool_steps: bool
+) -> None:
+    """--steps, --sample-to and --by that cannot go together are a usage error."""
+    from analysis.render._steps import parse_step_selection
+
+    try:
+        parse_step_selection(selection)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--steps") from None
+    if by is not None and sample_to is None:
+        raise click.UsageError("--by is for --sample-to.")
+    if sample_to is not None and not_tool_steps:
+        raise click.UsageError(
+            "--sample-to samples steps that called tools: not with --unit turn or --text-steps."
+        )
+
+
+def _direct_plan(
+    paths: tuple[str, ...],
+    index_path: str | None,
+    spec: JudgeSpec,
+    conditions: tuple[Condition, ...],
+    choice: Choice,
+    live: ToolCatalog | None,
+    in_out: list[TurnJudgment],
+    dry_run: bool,
+) -> JudgePlan:
+    """The run's plan from every file under PATHS (``--no-index``)."""
+    from analysis.judge._plan import direct_plan
+
+    return direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
+
+
+def _indexed_plan(
+    paths: tuple[str, ...],
+    index_path: str | None,
+    spec: JudgeSpec,
+    conditions: tuple[Condition, ...],
+    choice: Choice,
+    live: ToolCatalog | None,
+    in_out: list[TurnJudgment],
+    dry_run: bool,
+) -> JudgePlan:
+    """The run's plan through the index, brought up to date for PATHS first."""
+    from analysis.index import IndexProblem, IndexReader
+    from analysis.judge._plan import indexed_plan
+
+    click.echo(update_or_exit(paths, index_path, None))
+    try:
+        with IndexReader(index_path) as reader:
+            return indexed_plan(
+                reader, paths, spec, conditions, choice, live, in_out, render=not dry_run
+            )
+    except IndexProblem as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+
+
+def _print_sample(plan: JudgePlan, judge_id: str) -> None:
+    sample = plan.sample
+    assert sample is not None
+    asked = len(sample.rows) - plan.already
+    click.echo(
+        f"{sample.in_words(plan.population)}; {plan.already:,} already judged by {judge_id}, "
+        f"{asked:,} to ask"
+    )
+    for stratum in sample.strata:
+        click.echo(
+            f"  {stratum.name}: {stratum.taken:,} of {stratum.steps:,} steps "
+            f"(needs {stratum.needed:,})"
+        )
 
 
 def _spec_or_exit(path: str | None, **overrides: object) -> JudgeSpec:

@@ -8,8 +8,9 @@ project folders, the way ``~/.claude/projects`` looks after months of use. Then,
 - ``tsq ingest COLLECTION --json``: reading every file (the baseline);
 - ``tsq index COLLECTION``: the first build, then re-opening with nothing changed, then with one
   file changed;
-- ``tsq ingest COLLECTION --json --index``: the same report read through the index.
-
+- ``tsq ingest COLLECTION --json --index``: the same report read through the index;
+- ``tsq judge COLLECTION --dry-run --index``: the judge's estimate of every step, through the
+  index;
 - ``tsq lint COLLECTION --json`` through the index;
 - the app (Streamlit's AppTest, in a process of its own, on the collection as a local folder):
   the Overview's first run (index built), a rerun, a filter, a session's Session and Turn
@@ -43,6 +44,7 @@ GOALS = {
     "first build": 60.0,
     "re-open, nothing changed": 2.0,
     "one file changed": 3.0,
+    "tsq judge --dry-run": 20.0,
     "tsq lint (index)": 10.0,
     "app: Overview, first run": 5.0,
     "app: Overview, rerun": 1.0,
@@ -57,8 +59,11 @@ BEFORE = {
     "app: Overview, first run": 89.7,
     "app: Overview, rerun": 29.3,
     "app: Overview, a filter": 29.3,
+    "tsq judge --dry-run": 238.0,
 }
-"""Seconds on 10,000 sessions before the index (the app's peak was 5.63 GB, lint's 3.60 GB)."""
+"""Seconds on 10,000 sessions before the index (the app's peak was 5.63 GB, lint's 3.60 GB,
+the judge's dry run's 6.96 GB)."""
+DRY_RUN_BEFORE_GB = 6.96
 APP_PEAK_GOAL_GB = 1.5
 
 
@@ -192,6 +197,9 @@ def main() -> None:
         rows.append(
             ("tsq ingest --index", *timed("ingest", str(folder), "--json", "--index", str(index)))
         )
+        dry_run = ("judge", str(folder), "--model", "claude-sonnet-4-5", "--dry-run")
+        estimated = timed(*dry_run, "--index", str(index))
+        rows.append(("tsq judge --dry-run", *estimated))
         rows.append(
             ("tsq lint (index)", *timed("lint", str(folder), "--json", "--index", str(index)))
         )
@@ -208,6 +216,10 @@ def main() -> None:
                 f"{'' if before is None else f'{seconds / before:9.3f}':>9}  "
                 f"{'' if goal is None else f'≤ {goal:g} s'}"
             )
+        print(
+            f"tsq judge --dry-run's peak memory: {estimated[1]:.2f} GB (goal ≤ 1.5 GB, before "
+            f"{DRY_RUN_BEFORE_GB} GB: {estimated[1] / DRY_RUN_BEFORE_GB:.3f} of it)"
+        )
         print(
             f"the app's peak memory: {peak:.2f} GB (goal ≤ {APP_PEAK_GOAL_GB} GB, before 5.63 GB)"
         )

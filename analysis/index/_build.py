@@ -42,7 +42,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class IndexProblem(RuntimeError):

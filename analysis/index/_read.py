@@ -20,8 +20,15 @@ class IndexReader:
         self.path = Path(path) if path is not None else default_index_path()
         if not self.path.is_file():
             raise IndexProblem(f"{self.path}: no index yet (build it with tsq index PATH...)")
+        import duckdb
+
         self.conn: Any = connect(self.path, read_only=True)
-        complete = self.conn.execute("SELECT value FROM state WHERE name = 'complete'").fetchall()
+        try:
+            complete = self.conn.execute(
+                "SELECT value FROM state WHERE name = 'complete'"
+            ).fetchall()
+        except duckdb.CatalogException:  # killed before its first tables were written
+            complete = []
         if not complete or complete[0][0] != "true":
             self.conn.close()
             raise IndexProblem(
@@ -181,7 +188,7 @@ class LoadedTables:
 
         self.conn: Any = duckdb.connect()
         create_tables(self.conn)
-        insert_rows(self.conn, load_rows(result, {}, with_findings=False))
+        insert_rows(self.conn, load_rows(result, {}, with_findings=False, step_inputs=False))
 
     def close(self) -> None:
         self.conn.close()

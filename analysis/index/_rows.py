@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.findings._lint import lint
+from analysis.index._inputs import INPUT_COLUMNS, input_rows
 from analysis.models import LoadResult, ParseIssue, Session
 from analysis.render._steps import select_steps
 
@@ -97,6 +98,7 @@ TABLES: dict[str, dict[str, str]] = {
         "n_valid": "INTEGER",
         "n_requested": "INTEGER",
     },
+    "step_inputs": INPUT_COLUMNS,
 }
 """Each table's columns and DuckDB types, in order."""
 
@@ -197,14 +199,19 @@ def empty_rows() -> Rows:
     return {table: [] for table in TABLES}
 
 
-def load_rows(result: LoadResult, files: dict[str, str], with_findings: bool = True) -> Rows:
+def load_rows(
+    result: LoadResult, files: dict[str, str], with_findings: bool = True, step_inputs: bool = True
+) -> Rows:
     """The rows of a load; ``files`` maps each file's display name to its resolved path (the
     ``source_file`` its rows carry). Issues of files outside the map keep their display name.
-    Without ``with_findings``, the sessions are not linted (no ``findings`` rows)."""
+    Without ``with_findings``, the sessions are not linted (no ``findings`` rows); without
+    ``step_inputs``, their steps are not rendered (no ``step_inputs`` figures)."""
     rows = empty_rows()
     for position, session in enumerate(result.sessions):
         source = files.get(session.source, session.source)
         _session_rows(session, source, position, rows, with_findings)
+        if step_inputs:
+            rows["step_inputs"] += input_rows(session, source)
     for issue in result.issues:
         _issue_rows([issue], files.get(issue.file, issue.file), None, rows)
     judged_in = next(iter(files.values())) if len(files) == 1 else None  # a judgments file

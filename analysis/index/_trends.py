@@ -30,11 +30,14 @@ RESAMPLES = 1000
 BOOTSTRAP_MAX = 2000
 Z95 = 1.959964
 
-STEP_QUERY = """
-SELECT s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.tools, s.calls,
+STEP_COLUMNS = """s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.tools, s.calls,
        s.errors, s.model, s.agent_version AS version, x.project,
-       strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week,
-       j.judge, j.score
+       strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week"""
+"""What a step is by each dimension, from ``steps s JOIN sessions x``."""
+STEP_QUERY = (
+    "\nSELECT "
+    + STEP_COLUMNS
+    + """, j.judge, j.score
 FROM steps s
 JOIN sessions x USING (source_file, session_id)
 LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full' {judgments_in}) j
@@ -43,6 +46,7 @@ LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full' {judgments_in}) j
  AND coalesce(j.parent_call_id, '') = coalesce(s.parent_call_id, '')
 {steps_in}
 """
+)
 IN_SCOPE = "source_file IN (SELECT path FROM scope)"
 
 
@@ -84,7 +88,7 @@ def step_scores(
     ).with_columns(pl.col("score").is_not_null().alias("judged"), pl.lit(chosen).alias("judge"))
 
 
-def _by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
+def by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
     """The steps as grouped by ``by``, and the column to group on: by tool, a step that
     called several tools stands once for each."""
     if by == "tool":
@@ -116,10 +120,12 @@ def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None
 
 
 def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
-    """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, split-vote and
-    unscored shares (of the judged and of all steps), tool calls and tool errors. A step that
-    called several tools counts in each tool's group."""
-    grouped, column = _by_group(steps, by)
+    """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, whether the
+    judged steps are a sample of the group's (``sampled``: some judged, not all, as
+    ``tsq judge --sample-to`` leaves them), split-vote and unscored shares (of the judged and
+    of all steps), tool calls and tool errors. A step that called several tools counts in each
+    tool's group."""
+    grouped, column = by_group(steps, by)
     rows = []
     for (group,), part in grouped.group_by(column, maintain_order=True):
         scores = _scores(part)
@@ -132,6 +138,7 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "tsq": float(scores.mean()) if scores.size else None,
                 "tsq_low": low,
                 "tsq_high": high,
+                "sampled": 0 < scores.size < part.height,
                 "split_share": float(((scores > 0) & (scores < 1)).mean()) if scores.size else None,
                 "unjudged_share": 1 - scores.size / part.height,
                 "calls": int(part["calls"].sum()),
@@ -178,7 +185,7 @@ class Shift(BaseModel):
 def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> Shift:
     """Two groups of ``by`` compared: the interval of the difference of their means (the
     same resampling as :func:`trends`, each group resampled on its own)."""
-    grouped, column = _by_group(steps, by)
+    grouped, column = by_group(steps, by)
     values = grouped.with_columns(pl.col(column).cast(pl.String).alias("group"))
     first, second = (_scores(values.filter(pl.col("group") == name)) for name in (a, b))
     diff = low = high = None

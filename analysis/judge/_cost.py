@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -60,6 +62,32 @@ class RunEstimate(BaseModel):
         )
 
 
+class UnitFigures(NamedTuple):
+    """What the estimate needs of one rendered unit (the index keeps these per step)."""
+
+    session_id: str
+    menu_digest: str
+    """Tells distinct menus apart: each is a prompt-cache prefix of its own."""
+    menu_chars: int
+    unit_chars: int
+    tool_calls: int
+
+
+def menu_digest(menu: str) -> str:
+    return hashlib.blake2b(menu.encode(), digest_size=16).hexdigest()
+
+
+def unit_figures(unit: JudgeInput) -> UnitFigures:
+    menu = unit.menu_text()
+    return UnitFigures(
+        unit.session_id,
+        menu_digest(menu),
+        len(menu),
+        len(unit.unit_text()),
+        len(unit.rendered_calls),
+    )
+
+
 def estimate_run(
     units: Sequence[JudgeInput], votes: int, model: str, system: str = RUBRIC
 ) -> RunEstimate:
@@ -69,17 +97,27 @@ def estimate_run(
     Each distinct prefix (verdict tool, rubric, menu) is written to the cache by its first
     request and read by the others; a prefix under the API's minimum is not cached.
     """
+    return estimate_figures((unit_figures(unit) for unit in units), votes, model, system)
+
+
+def estimate_figures(
+    figures: Iterable[UnitFigures], votes: int, model: str, system: str = RUBRIC
+) -> RunEstimate:
+    """:func:`estimate_run` from each unit's figures instead of the rendered units."""
     rubric_tokens = (len(system) + len(json.dumps(VERDICT_TOOL))) // CHARS_PER_TOKEN
     prefixes: dict[str, int] = {}
-    input_tokens = prefix_requests = 0
-    for unit in units:
-        menu = unit.menu_text()
-        prefix = rubric_tokens + len(menu) // CHARS_PER_TOKEN
-        input_tokens += votes * (prefix + len(unit.unit_text()) // CHARS_PER_TOKEN)
+    input_tokens = prefix_requests = units = tool_calls = 0
+    sessions = set()
+    for unit in figures:
+        units += 1
+        sessions.add(unit.session_id)
+        tool_calls += unit.tool_calls
+        prefix = rubric_tokens + unit.menu_chars // CHARS_PER_TOKEN
+        input_tokens += votes * (prefix + unit.unit_chars // CHARS_PER_TOKEN)
         if prefix >= min_cached_tokens(model):
-            prefixes[menu] = prefix
+            prefixes[unit.menu_digest] = prefix
             prefix_requests += votes * prefix
-    output_tokens = votes * len(units) * ESTIMATED_OUTPUT_TOKENS
+    output_tokens = votes * units * ESTIMATED_OUTPUT_TOKENS
     writes = sum(prefixes.values())
     plain = RunStats(model=model, input_tokens=input_tokens, output_tokens=output_tokens)
     cached = RunStats(
@@ -91,10 +129,10 @@ def estimate_run(
     )
     batch = cached.model_copy(update={"batch": True})
     return RunEstimate(
-        units=len(units),
-        sessions=len({unit.session_id for unit in units}),
-        tool_calls=sum(len(unit.rendered_calls) for unit in units),
-        requests=votes * len(units),
+        units=units,
+        sessions=len(sessions),
+        tool_calls=tool_calls,
+        requests=votes * units,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         cached_prefix_tokens=prefix_requests,

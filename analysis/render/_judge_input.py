@@ -10,14 +10,16 @@ its turn so far: the last result is usually what drove the decision.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, get_args
 
 from pydantic import BaseModel, Field
 
-from analysis.catalog._menus import catalog_for_turn
+from analysis.catalog._menus import TurnCatalog, catalog_for_turn
 from analysis.models import (
     AssistantMessage,
     CatalogBasis,
@@ -116,6 +118,11 @@ class JudgeInput(BaseModel):
 
 
 def _shorten(text: str, limit: int) -> str:
+    """``text`` on one line, its runs of white space made one space, cut to ``limit``."""
+    if len(text) > 2 * limit + 2:  # a long text: its start, so made, is the start of the whole
+        head = " ".join(text[: 2 * limit + 2].split())
+        if len(head) > limit:
+            return f"{head[:limit]}…"
     text = " ".join(text.split())
     return text if len(text) <= limit else f"{text[:limit]}…"
 
@@ -186,11 +193,15 @@ def _output(messages: list[AssistantMessage], condition: Condition, argument_cha
     """The responses' text with every call rendered inline, unless the condition hides calls."""
     parts = []
     for message in messages:
-        if message.text:
-            parts.append(message.text)
-        if condition != "catalog_no_call":
-            parts.extend(render_call(c, argument_chars) for c in message.tool_calls)
+        calls = [render_call(c, argument_chars) for c in message.tool_calls]
+        parts += _message_parts(message, condition, calls)
     return "\n".join(parts)
+
+
+def _message_parts(message: AssistantMessage, condition: Condition, calls: list[str]) -> list[str]:
+    """A response's text, then its rendered ``calls`` unless the condition hides calls."""
+    parts = [message.text] if message.text else []
+    return parts + calls if condition != "catalog_no_call" else parts
 
 
 def render_turn(
@@ -248,53 +259,111 @@ def _result_note(call: ToolCall, limit: int) -> str:
 
 
 def _step_summary(
-    index: int, message: AssistantMessage, options: RenderOptions, newest: bool
+    index: int, message: AssistantMessage, options: RenderOptions, newest: bool, calls: list[str]
 ) -> str:
-    """One earlier step as the trajectory shows it: its text, calls and shortened results."""
+    """One earlier step as the trajectory shows it: its text, calls (``calls``, rendered) and
+    shortened results."""
     lines = [f"[step {index}] {_shorten(message.text, 2 * _LINE_CHARS) if message.text else ''}"]
     limit = options.last_result_chars if newest else options.result_chars
-    for call in message.tool_calls:
+    for call, rendered in zip(message.tool_calls, calls, strict=True):
         note = _result_note(call, limit)
         if call.subagent is not None:
             note += f" (its subagent made {sum(1 for _ in call.subagent.tool_calls())} calls)"
-        lines.append(f"  {render_call(call, options.argument_chars)}{note}")
+        lines.append(f"  {rendered}{note}")
     return "\n".join(line.rstrip() for line in lines)
 
 
+@dataclass
+class _SessionMemo:
+    """What every step of one session shares, worked out once: each turn's menu and prior
+    context, and each earlier step's summary (a step's trajectory repeats its turn's)."""
+
+    live: ToolCatalog | None
+    options: RenderOptions
+    catalogs: dict[int, TurnCatalog] = field(default_factory=dict)
+    contexts: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    runs: dict[tuple[int, str | None], _RunSummaries] = field(default_factory=dict)
+    rendered: dict[int, list[str]] = field(default_factory=dict)
+    """Each response's calls rendered, by the response's ``id()`` (the session holds them)."""
+
+    def calls(self, message: AssistantMessage) -> list[str]:
+        if id(message) not in self.rendered:
+            argument_chars = self.options.argument_chars
+            self.rendered[id(message)] = [
+                render_call(c, argument_chars) for c in message.tool_calls
+            ]
+        return self.rendered[id(message)]
+
+    def summary(self, index: int, message: AssistantMessage, newest: bool) -> str:
+        return _step_summary(index, message, self.options, newest, self.calls(message))
+
+    def catalog(self, session: Session, turn: Turn) -> TurnCatalog:
+        if turn.index not in self.catalogs:
+            self.catalogs[turn.index] = catalog_for_turn(session, turn, self.live)
+        return self.catalogs[turn.index]
+
+    def context(self, session: Session, turn: Turn) -> tuple[str, bool]:
+        if turn.index not in self.contexts:
+            self.contexts[turn.index] = prior_context(session, turn, self.options.context_chars)
+        return self.contexts[turn.index]
+
+    def run(self, step: Step, earlier: list[AssistantMessage]) -> _RunSummaries:
+        """The summaries of the run ``step`` belongs to, up to the steps before it."""
+        run = self.runs.setdefault((step.turn.index, step.parent_call_id), _RunSummaries())
+        for index in range(len(run.older), len(earlier)):
+            summary = self.summary(index, earlier[index], newest=False)
+            run.older.append(summary)
+            run.sizes.append(run.sizes[-1] + len(summary) + 1)
+        return run
+
+
+@dataclass
+class _RunSummaries:
+    """A run's steps summarised as earlier steps, and the running total of their sizes."""
+
+    older: list[str] = field(default_factory=list)
+    """Each step as an earlier step that is not the newest shows it (results cut shorter)."""
+    sizes: list[int] = field(default_factory=lambda: [0])
+    """``sizes[i]``: the characters of ``older[:i]``, a line break after each."""
+    newest: dict[int, str] = field(default_factory=dict)
+
+
 def _trajectory(
-    earlier: list[AssistantMessage], budget: int, options: RenderOptions
+    step: Step, earlier: list[AssistantMessage], budget: int, memo: _SessionMemo
 ) -> tuple[str, int]:
     """Earlier steps, newest kept within ``budget`` chars; also how many were left out.
 
     The newest earlier step is always there (cut if it must be): it holds the result that
-    usually drove the decision being judged.
+    usually drove the decision being judged. Older ones follow, newest first, while they fit.
     """
-    kept: list[str] = []
-    used = 0
-    for index in range(len(earlier) - 1, -1, -1):
-        summary = _step_summary(index, earlier[index], options, newest=not kept)
-        fits = used + len(summary) + 1 <= budget
-        if not fits and kept:
-            break
-        kept.append(summary if fits else _cut_middle(summary, max(budget - 1, 0)))
-        used += len(kept[-1]) + 1
-        if not fits:
-            break
-    left_out = len(earlier) - len(kept)
-    if left_out:
-        kept.append(f"({left_out} earlier steps left out)")
-    return "\n".join(reversed(kept)), left_out
+    if not earlier:
+        return "", 0
+    run = memo.run(step, earlier)
+    last = len(earlier) - 1
+    if last not in run.newest:
+        run.newest[last] = memo.summary(last, earlier[last], newest=True)
+    newest = run.newest[last]
+    if len(newest) + 1 > budget:
+        first, kept = last, [_cut_middle(newest, max(budget - 1, 0))]
+    else:  # the oldest step from which all up to the newest fit
+        room = budget - len(newest) - 1
+        first = bisect.bisect_left(run.sizes, run.sizes[last] - room, 0, last + 1)
+        kept = [*run.older[first:last], newest]
+    if first:
+        kept.insert(0, f"({first} earlier steps left out)")
+    return "\n".join(kept), first
 
 
 def _fit_step(
-    ask: str, context: str, earlier: list[AssistantMessage], output: str, options: RenderOptions
+    step: Step, ask: str, context: str, output: str, memo: _SessionMemo
 ) -> tuple[str, str, str, str, list[str]]:
     """Ask, prior context, trajectory and output within the step budget, and what was cut.
 
     The output (the decision being judged) and the ask come first; the trajectory gets what
     is left, newest steps first.
     """
-    available = options.step_chars - _RESERVED_CHARS
+    earlier = _run_messages(step.turn, step)[: step.index]
+    available = memo.options.step_chars - _RESERVED_CHARS
     cuts = []
     if len(output) > available // 3:
         cuts.append(f"the step's output, {len(output):,} chars, cut to {available // 3:,}")
@@ -306,7 +375,7 @@ def _fit_step(
         cuts.append(f"the prior context, {len(context):,} chars, cut to {available // 6:,}")
         context = "…" + context[len(context) - available // 6 + 1 :]
     trajectory, left_out = _trajectory(
-        earlier, available - len(output) - len(ask) - len(context), options
+        step, earlier, available - len(output) - len(ask) - len(context), memo
     )
     if left_out:
         cuts.append(f"{left_out} of {len(earlier)} earlier steps of this turn left out (oldest)")
@@ -328,17 +397,24 @@ def render_step(
     the subagent was given and its own steps so far. The input, all but the menu, stays within
     ``options.step_chars`` and lists what it cut. Raises ValueError for a step that is not there.
     """
-    options = options or RenderOptions()
     step = find_step(turn, step_index, parent_call_id)
     if step is None:
         under = f" under call {parent_call_id}" if parent_call_id else ""
         raise ValueError(f"turn {turn.index} has no step {step_index}{under}")
-    choice = catalog_for_turn(session, turn, live)
-    ask, context, truncated = _step_ask(session, turn, step, options)
-    earlier = _run_messages(turn, step)[: step.index]
+    return _render_step(session, step, condition, _SessionMemo(live, options or RenderOptions()))
+
+
+def _render_step(
+    session: Session, step: Step, condition: Condition, memo: _SessionMemo
+) -> JudgeInput:
+    """:func:`render_step` of a step found, with what its session's steps share in ``memo``."""
+    turn = step.turn
+    choice = memo.catalog(session, turn)
+    ask, context, truncated = _step_ask(session, step, memo)
     calls = step.message.tool_calls
-    output = _output([step.message], condition, options.argument_chars)
-    ask, context, trajectory, output, cuts = _fit_step(ask, context, earlier, output, options)
+    rendered_calls = memo.calls(step.message)
+    output = "\n".join(_message_parts(step.message, condition, rendered_calls))
+    ask, context, trajectory, output, cuts = _fit_step(step, ask, context, output, memo)
     tools = choice.catalog.tools if condition != "bare" else _called_only(calls, choice.catalog)
     return JudgeInput(
         session_id=session.session_id,
@@ -356,7 +432,7 @@ def render_step(
         catalog_note=choice.note,
         catalog_captured_at=choice.captured_at,
         output=output,
-        rendered_calls=[render_call(c, options.argument_chars) for c in calls],
+        rendered_calls=rendered_calls,
         cuts=cuts,
     )
 
@@ -368,14 +444,12 @@ def _run_messages(turn: Turn, step: Step) -> list[AssistantMessage]:
     return turn.messages
 
 
-def _step_ask(
-    session: Session, turn: Turn, step: Step, options: RenderOptions
-) -> tuple[str, str, bool]:
+def _step_ask(session: Session, step: Step, memo: _SessionMemo) -> tuple[str, str, bool]:
     """The ask and prior context a step is judged on; a subagent's ask is its prompt."""
-    parent = step.parent_call
+    parent, options = step.parent_call, memo.options
     if parent is None:
-        context, truncated = prior_context(session, turn, options.context_chars)
-        return _ask(turn), context, truncated
+        context, truncated = memo.context(session, step.turn)
+        return _ask(step.turn), context, truncated
     prompt = (parent.subagent.prompt if parent.subagent else "") or str(
         parent.input.get("prompt") or ""
     )
@@ -407,11 +481,21 @@ def judge_inputs(
                 for condition in conditions
             ]
             continue
-        for step in select_steps(session, selection, text_steps, subagents, seed):
-            inputs += [
-                render_step(
-                    session, step.turn, step.index, condition, live, options, step.parent_call_id
-                )
-                for condition in conditions
-            ]
+        steps = select_steps(session, selection, text_steps, subagents, seed)
+        inputs += render_steps(session, steps, conditions, live, options)
     return inputs
+
+
+def render_steps(
+    session: Session,
+    steps: Sequence[Step],
+    conditions: Sequence[Condition] = ("full",),
+    live: ToolCatalog | None = None,
+    options: RenderOptions | None = None,
+) -> list[JudgeInput]:
+    """Each of a session's ``steps`` under each condition, as :func:`render_step` renders it
+    (what the steps share worked out once)."""
+    memo = _SessionMemo(live, options or RenderOptions())
+    return [
+        _render_step(session, step, condition, memo) for step in steps for condition in conditions
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from analysis.models import AssistantMessage, Session, ToolCall, Turn
@@ -113,15 +113,24 @@ def select_steps(
     steps per session drawn with a generator seeded by ``seed`` and the session id, so the
     same call picks the same steps on every machine.
     """
-    mode, count = parse_step_selection(selection)
     steps = [s for turn in session.turns for s in turn_steps(turn, text_steps, subagents)]
+    places = [(step.turn.index, step.parent_call is None) for step in steps]
+    return [steps[i] for i in chosen_places(session.session_id, places, selection, seed)]
+
+
+def chosen_places(
+    session_id: str, steps: Sequence[tuple[int, bool]], selection: str = "all", seed: int = 0
+) -> list[int]:
+    """Which of a session's steps, in order, ``selection`` keeps (see :func:`select_steps`):
+    their places in ``steps``, where each step is its turn's index and whether it is the main
+    agent's."""
+    mode, count = parse_step_selection(selection)
     if mode == "first":
-        firsts: dict[int, Step] = {}
-        for step in steps:
-            if step.parent_call is None:
-                firsts.setdefault(step.turn.index, step)
+        firsts: dict[int, int] = {}
+        for place, (turn_index, main_agent) in enumerate(steps):
+            if main_agent:
+                firsts.setdefault(turn_index, place)
         return list(firsts.values())
     if mode == "sample" and count is not None and count < len(steps):
-        chosen = random.Random(f"{seed}:{session.session_id}").sample(range(len(steps)), count)
-        return [steps[i] for i in sorted(chosen)]
-    return steps
+        return sorted(random.Random(f"{seed}:{session_id}").sample(range(len(steps)), count))
+    return list(range(len(steps)))
