@@ -36,16 +36,6 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _a_cache_folder_of_the_tests_own(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """What commands keep in the user's cache folder by default (the index ``tsq judge``
-    chooses steps through, vote caches) goes to a folder of this test session's, for every
-    command a test runs too."""
-    import os
-
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
-
-
 CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
 SAMPLE_FOLDERS = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "alignment"]

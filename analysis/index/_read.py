@@ -131,14 +131,19 @@ class IndexReader:
     def in_scope(
         self, query: str, scope: list[str], tail: str = "", path_column: str = "source_file"
     ) -> list[tuple[Any, ...]]:
-        import pyarrow as pa
+        """``query`` over the rows of the files in ``scope`` (resolved paths, a temporary
+        table ``scope`` that ``tail`` may name too)."""
+        with_scope(self.conn, scope)
+        where = f" WHERE {path_column} IN (SELECT path FROM scope)"
+        return list(self.conn.execute(query + where + tail).fetchall())
 
-        self.conn.register("scope", pa.table({"path": scope}))
-        try:
-            where = f" WHERE {path_column} IN (SELECT path FROM scope)"
-            return list(self.conn.execute(query + where + tail).fetchall())
-        finally:
-            self.conn.unregister("scope")
+
+def with_scope(conn: Any, scope: Sequence[str]) -> None:
+    """The paths of ``scope`` as the temporary table ``scope`` (``path``) of ``conn``: a list
+    parameter, so that reading the index needs neither pyarrow nor numpy (``tsq ingest``)."""
+    conn.execute(
+        "CREATE OR REPLACE TEMP TABLE scope AS SELECT unnest($1::VARCHAR[]) AS path", [list(scope)]
+    )
 
 
 class ParquetTables:

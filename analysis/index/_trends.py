@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
-from analysis.index._read import IndexReader, LoadedTables, ParquetTables
+from analysis.index._read import IndexReader, LoadedTables, ParquetTables, with_scope
 
 Dimension = Literal["tool", "model", "version", "project", "week"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
@@ -61,17 +61,9 @@ def step_scores(
     of those files."""
     query = STEP_QUERY.format(judgments_in="", steps_in="")
     if scope is not None:
-        import pyarrow as pa
-
-        reader.conn.register(
-            "scope", pa.table({"path": list(scope)}, schema=pa.schema([("path", pa.string())]))
-        )
+        with_scope(reader.conn, scope)
         query = STEP_QUERY.format(judgments_in=f"AND {IN_SCOPE}", steps_in=f"WHERE s.{IN_SCOPE}")
-    try:
-        frame = pl.from_arrow(reader.conn.sql(query).to_arrow_table())
-    finally:
-        if scope is not None:
-            reader.conn.unregister("scope")
+    frame = pl.from_arrow(reader.conn.sql(query).to_arrow_table())
     assert isinstance(frame, pl.DataFrame)
     judges = (
         frame.drop_nulls("judge")
