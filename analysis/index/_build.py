@@ -359,14 +359,15 @@ def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Pl
     return plan
 
 
-def _together(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> list[list[str]]:
+def _together(conn: Any, parsed: set[str], plan: _Plan) -> list[list[str]]:
     """Groups of files to load together: those sharing a model response with a changed or
     removed file, and the folders of changed OpenAI-format files and catalogs. Only files under
     the paths of this update count (as a load of those paths would read them): a copy of a
-    session elsewhere in the index does not make this one a resumed session."""
+    session elsewhere in the index does not make this one a resumed session. The shared
+    responses are found in the index's ``keys`` (every file's, the new ones' included), so
+    nothing of the whole collection is held in memory."""
     removed = plan.removed
-    changed = set(parsed) | set(removed)
-    scope = set(plan.now) | set(removed)
+    changed = parsed | set(removed)
     if not changed:
         return []
     parent: dict[str, str] = {}
@@ -377,27 +378,23 @@ def _together(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> list[list[st
             item = parent[item]
         return item
 
-    owners: dict[str, str] = {}
-    stored_keys = conn.execute("SELECT source_file, key FROM keys").fetchall()
-    pairs = [(f, k) for f, k in stored_keys if f not in parsed and f in scope] + [
-        (p.path, key) for p in parsed.values() for key in p.keys
-    ]
-    for file, key in pairs:
-        if key in owners:
-            parent[find(file)] = find(owners[key])
-        else:
-            owners[key] = file
-    folder_bound = conn.execute("SELECT path FROM files WHERE kind = 'folder-bound'").fetchall()
-    bound = {f for (f,) in folder_bound if f not in parsed and f in scope} | {
-        p.path for p in parsed.values() if p.kind == "folder-bound"
-    }
+    with_scope(conn, [*plan.now, *removed])
+    shared = conn.execute(
+        "SELECT list(DISTINCT source_file ORDER BY source_file) FROM keys"
+        " WHERE source_file IN (SELECT path FROM scope) GROUP BY key"
+        " HAVING count(DISTINCT source_file) > 1"
+    ).fetchall()
+    for (files,) in shared:
+        for file in files[1:]:
+            parent[find(file)] = find(files[0])
+    bound = conn.execute(
+        "SELECT path FROM files WHERE kind = 'folder-bound' AND path IN (SELECT path FROM scope)"
+        " ORDER BY path"
+    ).fetchall()
     by_folder: dict[str, str] = {}
-    for file in sorted(bound):
+    for (file,) in bound:
         folder = str(Path(file).parent)
-        if folder in by_folder:
-            parent[find(file)] = find(by_folder[folder])
-        else:
-            by_folder[folder] = file
+        parent[find(file)] = find(by_folder.setdefault(folder, file))
     groups: dict[str, list[str]] = {}
     for file in parent:
         groups.setdefault(find(file), []).append(file)
@@ -406,6 +403,14 @@ def _together(conn: Any, parsed: dict[str, Parsed], plan: _Plan) -> list[list[st
         for members in groups.values()
         if len(members) > 1 and changed.intersection(members)
     ]
+
+
+def with_scope(conn: Any, scope: Sequence[str]) -> None:
+    """The paths of ``scope`` as the temporary table ``scope`` (``path``) of ``conn``: a list
+    parameter, so that reading the index needs neither pyarrow nor numpy (``tsq ingest``)."""
+    conn.execute(
+        "CREATE OR REPLACE TEMP TABLE scope AS SELECT unnest($1::VARCHAR[]) AS path", [list(scope)]
+    )
 
 
 def update_index(
@@ -437,10 +442,10 @@ def update_index(
             if not plan.todo and not plan.removed and _complete(conn):
                 return _summary(conn, path, plan, started, rebuilt)  # nothing else to write
             conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
-            parsed: dict[str, Parsed] = {}
+            parsed: set[str] = set()
             batch: list[Parsed] = []
             for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file, inside):
-                parsed[item.path] = item
+                parsed.add(item.path)
                 batch.append(item)
                 if len(batch) >= BATCH_FILES:
                     _write_batch(conn, batch, plan.indexed)
@@ -526,7 +531,8 @@ def _summary(
 
 
 def _write_batch(conn: Any, batch: Sequence[Parsed], indexed: set[str]) -> None:
-    """One transaction: the batch's rows in place of what the index held of those files."""
+    """One transaction: the batch's rows in place of what the index held of those files. The
+    batch is then let go, so memory stays bounded by a batch however many files there are."""
     if not batch:
         return
     conn.execute("BEGIN TRANSACTION")
@@ -540,7 +546,7 @@ def _write_batch(conn: Any, batch: Sequence[Parsed], indexed: set[str]) -> None:
     conn.execute("COMMIT")
 
 
-def _reload_groups(conn: Any, parsed: dict[str, Parsed], plan: _Plan, root: str | None) -> None:
+def _reload_groups(conn: Any, parsed: set[str], plan: _Plan, root: str | None) -> None:
     """Removed files out; files that share history (or a folder's catalog) loaded together."""
     conn.execute("BEGIN TRANSACTION")
     groups = _together(conn, parsed, plan)

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.index._build import Discovered, IndexProblem, connect, default_index_path
+from analysis.index._build import (
+    Discovered,
+    IndexProblem,
+    connect,
+    default_index_path,
+    with_scope,
+)
 from analysis.ingest._loader import discover_resolved
 from analysis.ingest._report import IngestReport, IngestTotals, SessionSummary, _sorted_counts
 from analysis.models import LoadResult, ParseIssue
@@ -136,14 +142,6 @@ class IndexReader:
         with_scope(self.conn, scope)
         where = f" WHERE {path_column} IN (SELECT path FROM scope)"
         return list(self.conn.execute(query + where + tail).fetchall())
-
-
-def with_scope(conn: Any, scope: Sequence[str]) -> None:
-    """The paths of ``scope`` as the temporary table ``scope`` (``path``) of ``conn``: a list
-    parameter, so that reading the index needs neither pyarrow nor numpy (``tsq ingest``)."""
-    conn.execute(
-        "CREATE OR REPLACE TEMP TABLE scope AS SELECT unnest($1::VARCHAR[]) AS path", [list(scope)]
-    )
 
 
 class ParquetTables:

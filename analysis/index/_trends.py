@@ -22,7 +22,8 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
-from analysis.index._read import IndexReader, LoadedTables, ParquetTables, with_scope
+from analysis.index._build import with_scope
+from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 
 Dimension = Literal["tool", "model", "version", "project", "week"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
