@@ -7,8 +7,24 @@ import analysis
 from analysis.views import score_distribution_chart
 from workbench_ui import chart_downloads, data_source, inert, issues_panel, open_page
 
-SHOWN_ROWS = 2000
-"""Rows sent to the browser at once; the counts and the chart cover every matching session."""
+SHOWN_ROWS = 2000  # rows sent to the browser at once; counts and chart cover every match
+OVERVIEW_COLUMNS = [
+    "name",
+    "mean_tsq",
+    "judged_turns",
+    "split_turns",
+    "unscored_turns",
+    "errors",
+    "warnings",
+    "project",
+    "started",
+    "turns",
+    "tool_calls",
+    "subagent_tool_calls",
+    "format",
+    "first_ask",
+    "session_id",
+]
 
 st.title("Sessions")
 workspace = data_source()
@@ -54,20 +70,36 @@ st.caption(
     + ", scored ones first, then by start. Select a row to open one."
 )
 event = st.dataframe(
-    shown.drop("source", "title"),  # the title is in the name
+    shown,
     hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
     key="sessions_table",
+    column_order=OVERVIEW_COLUMNS,  # what a user sorts by first; the title is in the name
     column_config={
         "name": st.column_config.TextColumn("session", help="Its title, else its first ask"),
-        "first_ask": st.column_config.TextColumn("first ask", width="medium"),
-        "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
         "mean_tsq": st.column_config.ProgressColumn(
-            "mean TSQ", min_value=0, max_value=1, format="%.2f"
+            "mean TSQ",
+            min_value=0,
+            max_value=1,
+            format="%.2f",
+            color="auto",  # green above one half, red below: a low score is the warning
+            help="The mean of its judged turns' TSQ (a turn's: the mean of its judged steps)",
         ),
-        "split_turns": st.column_config.NumberColumn("split-vote turns"),
+        "judged_turns": st.column_config.NumberColumn("judged turns"),
+        "split_turns": st.column_config.NumberColumn(
+            "split-vote turns", help="Turns where the judges disagreed (on a step, or the turn)"
+        ),
+        "unscored_turns": st.column_config.NumberColumn("unscored turns"),
         "errors": st.column_config.NumberColumn("errors", help="Findings of severity error"),
+        "warnings": st.column_config.NumberColumn("warnings"),
+        "project": st.column_config.TextColumn("project"),
+        "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
+        "turns": st.column_config.NumberColumn("turns"),
+        "tool_calls": st.column_config.NumberColumn("tool calls"),
+        "subagent_tool_calls": st.column_config.NumberColumn("subagent tool calls"),
+        "format": st.column_config.TextColumn("format"),
+        "first_ask": st.column_config.TextColumn("first ask", width="medium"),
         "session_id": st.column_config.TextColumn("id"),
     },
 )
