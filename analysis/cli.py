@@ -355,12 +355,12 @@ def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
     )
 
 
-def _print_estimate(estimate: RunEstimate, unit: str, votes: int) -> None:
+def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: int) -> None:
     from analysis.judge._cost import dollars
 
     click.echo(
-        f"{estimate.units} {unit}s from {estimate.sessions} sessions ({estimate.tool_calls} tool "
-        f"calls) x {votes} votes = {estimate.requests} requests"
+        f"{estimate.headline(unit, votes, conditions)} (from {estimate.sessions} sessions, "
+        f"{estimate.tool_calls} tool calls)"
     )
     click.echo(
         f"estimated tokens: {estimate.input_tokens:,} input "
@@ -531,7 +531,7 @@ def judge(
     estimate = plan.estimate
     if plan.sample is not None:
         _print_sample(plan, spec.judge_id)
-    _print_estimate(estimate, unit, votes)
+    _print_estimate(estimate, unit, votes, len(CONDITIONS) if ablation else 1)
     if dry_run:
         return
     rendered = plan.rendered or []

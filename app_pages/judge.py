@@ -67,7 +67,11 @@ selection = right.text_input(
 )
 subagents = st.toggle("Also judge the subagents' steps", key="judge_subagents")
 ablation = st.toggle(
-    "Ablation: bare / catalog without call / full", value=True, key="judge_ablation"
+    "Ablation: bare / catalog without call / full",
+    value=False,
+    key="judge_ablation",
+    help="Judge each unit under three conditions (three times the requests), as tsq judge "
+    "--ablation does.",
 )
 base_url = (
     st.text_input(
@@ -100,7 +104,7 @@ except ValueError as error:
 estimate = analysis.estimate_run(units, votes, model, spec.system_text())
 
 
-st.caption(estimate.in_words(unit, votes))
+st.caption(estimate.in_words(unit, votes, len(conditions)))
 st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
 
 try:

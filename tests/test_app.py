@@ -312,7 +312,9 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
         at.multiselect(key="judge_sessions").set_value([BAD]).run()
         at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
         at.text_input(key="judge_base_url").set_value(fake.url).run()
-        assert "12 steps x 3 votes = 36 requests" in at.caption[0].value  # 4 steps, 3 conditions
+        assert at.caption[0].value.startswith("4 steps x 3 votes = 12 requests")  # as the CLI
+        at.toggle(key="judge_ablation").set_value(True).run()
+        assert at.caption[0].value.startswith("4 steps x 3 conditions x 3 votes = 36 requests")
         at.button(key="judge_run").click().run()
         assert not at.exception
         assert "Judged 12 steps" in at.success[0].value

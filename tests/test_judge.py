@@ -305,8 +305,10 @@ def test_dry_run_prints_the_estimate_and_makes_no_request(fake, tmp_path):
     assert done.returncode == 0, done.stderr
     loaded = analysis.load([analysis.sample_data_dir() / "transcripts"])
     steps = sum(1 for s in loaded.sessions for t in s.turns for m in t.messages if m.tool_calls)
-    assert f"{steps} steps from {len(loaded.sessions)} sessions" in done.stdout
-    assert f"x 3 votes = {3 * steps} requests" in done.stdout
+    headline = (
+        f"{steps} steps x 3 votes = {3 * steps} requests (from {len(loaded.sessions)} sessions"
+    )
+    assert headline in done.stdout
     assert "with prompt caching" in done.stdout or "with it" in done.stdout
     assert "with --batch" in done.stdout
     assert fake.script.messages == []

@@ -127,7 +127,7 @@ def test_a_later_run_with_a_smaller_half_width_asks_only_the_new_steps(tmp_path)
         dry = judge("0.3", "dry", "--dry-run")
         assert dry.returncode == 0, dry.stderr
         assert "sample to ±0.3 (95%) by tool: 32 of 60 steps in 5 strata" in dry.stdout
-        assert "32 steps from" in dry.stdout
+        assert dry.stdout.count("32 steps x 3 votes = 96 requests (from ") == 1
         assert "x 3 votes = 96 requests" in dry.stdout
         assert fake.requests_seen == 0
 

@@ -50,11 +50,20 @@ class RunEstimate(BaseModel):
     """With ``--batch`` (half price), prompt caching included; None where the provider has no
     batch API."""
 
-    def in_words(self, unit: str, votes: int) -> str:
+    def headline(self, unit: str, votes: int, conditions: int = 1) -> str:
+        """What will be asked, each factor on its own: "215 steps x 3 conditions x 3 votes =
+        1,935 requests" (the same line in the app and in ``tsq judge --dry-run``)."""
+        each = self.units // max(conditions, 1)
+        factors = [f"{each:,} {unit}{'' if each == 1 else 's'}"]
+        if conditions > 1:
+            factors.append(f"{conditions} conditions")
+        factors.append(f"{votes} vote{'' if votes == 1 else 's'}")
+        return f"{' x '.join(factors)} = {self.requests:,} requests"
+
+    def in_words(self, unit: str, votes: int, conditions: int = 1) -> str:
         """The estimate as the app shows it, naming what it assumes."""
         return (
-            f"{self.units} {unit}{'' if self.units == 1 else 's'} x {votes} votes = "
-            f"{self.requests} requests, about {self.input_tokens:,} input and "
+            f"{self.headline(unit, votes, conditions)}, about {self.input_tokens:,} input and "
             f"{self.output_tokens:,} output tokens; cost {dollars(self.cost_usd)} "
             f"({dollars(self.cost_cached_usd)} with prompt caching). Assumes about "
             f"{CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output tokens "
