@@ -359,8 +359,8 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: in
     from analysis.judge._cost import dollars
 
     click.echo(
-        f"{estimate.headline(unit, votes, conditions)} (from {estimate.sessions} sessions, "
-        f"{estimate.tool_calls} tool calls)"
+        f"{estimate.headline(unit, votes, conditions)} (from {estimate.sessions} "
+        f"session{'' if estimate.sessions == 1 else 's'}, {estimate.tool_calls} tool calls)"
     )
     click.echo(
         f"estimated tokens: {estimate.input_tokens:,} input "
