@@ -23,8 +23,6 @@ from workbench_ui import (
     votes_side_by_side,
 )
 
-ESTIMATE_MODEL, ESTIMATE_VOTES = "claude-sonnet-4-5", 3
-
 st.title("Turn")
 workspace = data_source()
 session, turn = chosen_session_and_turn(workspace)
@@ -106,10 +104,11 @@ judge_input_panel(rendered, [call.name for call in step.message.tool_calls])
 
 st.markdown("**Votes**")
 if judgment is None:
-    this_step = analysis.estimate_run([rendered], ESTIMATE_VOTES, ESTIMATE_MODEL)
+    judge = analysis.default_spec()  # the built-in judge's model and votes, as tsq judge's
+    this_step = analysis.estimate_run([rendered], judge.votes, judge.model, judge.system_text())
     st.info(
         f"Not judged under the {condition} condition. Judging this step with "
-        f"{ESTIMATE_MODEL}: {this_step.in_words('step', ESTIMATE_VOTES)}",
+        f"{judge.model}: {this_step.in_words('step', judge.votes)}",
         icon=":material/gavel:",
     )
     if st.button("Judge this session on the Judge page", key="judge_this_session"):
