@@ -8,6 +8,7 @@ import json
 
 import pytest
 from conftest import open_page
+from test_trends import _raw_steps
 
 import analysis
 from analysis.align import sample_store
@@ -88,16 +89,7 @@ def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals():
     at.segmented_control(key="trends_by").set_value("tool").run()
     assert not at.exception
     shown = {row["tool"]: row for row in at.dataframe[0].value.to_dict("records")}
-    tools = {}
-    for path in (ALIGNMENT / "transcripts").glob("*.jsonl"):
-        turn = -1
-        for record in map(json.loads, path.read_text().splitlines()):
-            content = record.get("message", {}).get("content")
-            if record["type"] == "user" and isinstance(content, str):
-                turn += 1
-            elif record["type"] == "assistant":
-                tool = next(b["name"] for b in content if b["type"] == "tool_use")
-                tools[record["sessionId"], turn] = tool
+    tools = {key: tool for key, (tool, _) in _raw_steps(ALIGNMENT / "transcripts").items()}
     path = next(p for p in (ALIGNMENT / "judgments").glob("*.jsonl") if judge in p.read_text())
     scores: dict[str, list[float]] = {}
     for line in map(json.loads, path.open()):

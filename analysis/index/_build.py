@@ -359,17 +359,13 @@ def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Pl
     return plan
 
 
-def _together(conn: Any, parsed: set[str], plan: _Plan) -> list[list[str]]:
-    """Groups of files to load together: those sharing a model response with a changed or
-    removed file, and the folders of changed OpenAI-format files and catalogs. Only files under
-    the paths of this update count (as a load of those paths would read them): a copy of a
-    session elsewhere in the index does not make this one a resumed session. The shared
-    responses are found in the index's ``keys`` (every file's, the new ones' included), so
-    nothing of the whole collection is held in memory."""
-    removed = plan.removed
-    changed = parsed | set(removed)
-    if not changed:
-        return []
+def shared_groups(conn: Any) -> list[list[str]]:
+    """The files of the temporary table ``scope`` that are loaded together, each group sorted:
+    those sharing a model response (a resumed session repeats the history it continues;
+    through others too), and a folder's OpenAI-format trajectories and catalogs. A file alone
+    is in no group. Found in the index's ``keys``, so nothing of the whole collection is held
+    in memory; files outside ``scope`` never count (a copy of a session elsewhere in the
+    index does not make this one a resumed session)."""
     parent: dict[str, str] = {}
 
     def find(item: str) -> str:
@@ -378,7 +374,6 @@ def _together(conn: Any, parsed: set[str], plan: _Plan) -> list[list[str]]:
             item = parent[item]
         return item
 
-    with_scope(conn, [*plan.now, *removed])
     shared = conn.execute(
         "SELECT list(DISTINCT source_file ORDER BY source_file) FROM keys"
         " WHERE source_file IN (SELECT path FROM scope) GROUP BY key"
@@ -393,16 +388,21 @@ def _together(conn: Any, parsed: set[str], plan: _Plan) -> list[list[str]]:
     ).fetchall()
     by_folder: dict[str, str] = {}
     for (file,) in bound:
-        folder = str(Path(file).parent)
-        parent[find(file)] = find(by_folder.setdefault(folder, file))
+        parent[find(file)] = find(by_folder.setdefault(str(Path(file).parent), file))
     groups: dict[str, list[str]] = {}
     for file in parent:
         groups.setdefault(find(file), []).append(file)
-    return [
-        sorted(members)
-        for members in groups.values()
-        if len(members) > 1 and changed.intersection(members)
-    ]
+    return [sorted(members) for members in groups.values() if len(members) > 1]
+
+
+def _together(conn: Any, parsed: set[str], plan: _Plan) -> list[list[str]]:
+    """Groups of files to load together (:func:`shared_groups`, the files under the paths of
+    this update) that hold a changed or removed file."""
+    changed = parsed | set(plan.removed)
+    if not changed:
+        return []
+    with_scope(conn, [*plan.now, *plan.removed])
+    return [group for group in shared_groups(conn) if changed.intersection(group)]
 
 
 def with_scope(conn: Any, scope: Sequence[str]) -> None:

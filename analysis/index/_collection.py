@@ -16,7 +16,13 @@ from typing import Any
 import polars as pl
 
 from analysis.findings._lint import Finding, lint
-from analysis.index._build import IndexSummary, default_index_path, update_index
+from analysis.index._build import (
+    IndexSummary,
+    default_index_path,
+    shared_groups,
+    update_index,
+    with_scope,
+)
 from analysis.index._read import IndexReader
 from analysis.ingest._loader import discover_resolved, load
 from analysis.models import LoadResult, ParseIssue, Session, TurnJudgment
@@ -90,7 +96,7 @@ class Collection:
             ]
             self._input_findings = self._findings_rows(reader, scope)
             judged_in = {f for (f,) in reader.in_scope("SELECT source_file FROM judgments", scope)}
-            self._groups = self._file_groups(reader, scope, dict(kinds))
+            self._groups = self._file_groups(reader, scope)
         judgment_files = sorted(
             judged_in | {path for path, kind in kinds if kind == "judgments"},
             key=order.__getitem__,
@@ -141,35 +147,11 @@ class Collection:
         return frame.with_columns(pl.lit(None, pl.String).alias("condition"))
 
     @staticmethod
-    def _file_groups(
-        reader: IndexReader, scope: list[str], kinds: dict[str, str]
-    ) -> dict[str, list[str]]:
+    def _file_groups(reader: IndexReader, scope: list[str]) -> dict[str, list[str]]:
         """Each file's group: the files it must be read with to give what loading them all
-        gives (files sharing a model response; a folder's OpenAI-format files and catalogs)."""
-        parent: dict[str, str] = {}
-
-        def find(item: str) -> str:
-            while parent.setdefault(item, item) != item:
-                parent[item] = parent[parent[item]]
-                item = parent[item]
-            return item
-
-        shared = reader.in_scope(
-            "SELECT DISTINCT a.source_file, b.source_file FROM keys a JOIN keys b USING (key)",
-            scope,
-            " AND a.source_file < b.source_file AND b.source_file IN (SELECT path FROM scope)",
-            path_column="a.source_file",
-        )
-        for first, second in shared:
-            parent[find(second)] = find(first)
-        by_folder: dict[str, str] = {}
-        for file in sorted(path for path, kind in kinds.items() if kind == "folder-bound"):
-            folder = str(Path(file).parent)
-            parent[find(file)] = find(by_folder.setdefault(folder, file))
-        groups: dict[str, list[str]] = {}
-        for file in list(parent):
-            groups.setdefault(find(file), []).append(file)
-        return {file: members for members in groups.values() for file in members}
+        gives (:func:`~analysis.index._build.shared_groups`); a file alone is not listed."""
+        with_scope(reader.conn, scope)
+        return {file: group for group in shared_groups(reader.conn) for file in group}
 
     # what needs the files
 

@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel
 
+from analysis.index._build import shared_groups
 from analysis.index._read import IndexReader
 from analysis.index._rows import TABLES, load_rows
 from analysis.index._trends import STEP_COLUMNS, Dimension, by_group
@@ -289,46 +290,14 @@ def sessions_of(
 
 
 def _load_groups(reader: IndexReader, files: list[str]) -> list[set[str]]:
-    """``files`` with the files in scope each is loaded with: those sharing a model response
-    with it (through others too), and for a folder-bound file its folder's other folder-bound
-    files (a copy of a session outside the paths given is not read, as reading them would
-    not)."""
-    kinds = dict(
-        reader.conn.execute("SELECT path, kind FROM files JOIN scope USING (path)").fetchall()
-    )
-    bound: dict[str, set[str]] = {}
-    for path, kind in kinds.items():
-        if kind == "folder-bound":
-            bound.setdefault(os.path.dirname(path), set()).add(path)
-    linked: dict[str, set[str]] = {}
-    frontier = set(files)
-    while frontier:
-        pairs = reader.conn.execute(
-            "SELECT DISTINCT a.source_file, b.source_file FROM keys a JOIN keys b "
-            "ON a.key = b.key AND a.source_file <> b.source_file "
-            "WHERE a.source_file IN (SELECT unnest(?::VARCHAR[])) "
-            "AND b.source_file IN (SELECT path FROM scope)",
-            [sorted(frontier)],
-        ).fetchall()
-        for member in frontier:
-            linked.setdefault(member, set()).update(
-                bound.get(os.path.dirname(member), set())
-                if kinds.get(member) == "folder-bound"
-                else set()
-            )
-        for one, other in pairs:
-            linked[one].add(other)
-        frontier = {other for others in linked.values() for other in others} - set(linked)
+    """``files`` with the files in scope each is loaded with
+    (:func:`~analysis.index._build.shared_groups`), one group each, in the order of ``files``."""
+    member_of = {file: group for group in shared_groups(reader.conn) for file in group}
     groups: list[set[str]] = []
     seen: set[str] = set()
     for file in files:
-        if file in seen:
-            continue
-        group, todo = {file}, [file]
-        while todo:
-            for other in linked.get(todo.pop(), set()) - group:
-                group.add(other)
-                todo.append(other)
-        seen |= group
-        groups.append(group)
+        if file not in seen:
+            group = set(member_of.get(file, [file]))
+            seen |= group
+            groups.append(group)
     return groups
