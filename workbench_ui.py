@@ -487,14 +487,23 @@ STEP_COLUMNS = {
 }
 
 
-def _steps_table(steps: pl.DataFrame, key: str) -> None:
-    """The steps as a table; picking a row puts its step in the URL."""
+def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
+    """The steps as a table, the ``opened`` one's row selected (a link to ``?step=107`` shows
+    its row picked); picking a row puts its step in the URL."""
     columns = [c for c in STEP_COLUMNS if c != "parent_call_id" or steps[c].is_not_null().any()]
+    rows = []
+    if opened is not None:
+        place = (pl.col("step_index") == opened.index) & (
+            pl.col("parent_call_id").eq_missing(opened.parent_call_id)
+        )
+        rows = steps.with_row_index("row").filter(place)["row"].to_list()[:1]
     event = st.dataframe(
         steps.select(columns).with_columns(pl.col("^parent_call_id$").fill_null("")),
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
+        selection_default={"selection": {"rows": rows}} if rows else None,
+        placeholder="—",
         key=key,
         column_config=STEP_COLUMNS,
     )
@@ -517,11 +526,16 @@ def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | No
     else the worst-scoring. A link to a step that is not there is said in one line. Keeps the
     URL in step. ``key`` names the table: give each session, turn and condition its own.
     """
+
+    def to_open() -> tuple[Step | None, str | None]:
+        named, linked = _from_url_or_kept("step")
+        call = st.query_params.get("call") if linked else st.session_state.get("kept_call")
+        return step_to_open(turn, steps, named, call)
+
     if not steps.is_empty():
-        _steps_table(steps, key)
-    named, linked = _from_url_or_kept("step")
-    call = st.query_params.get("call") if linked else st.session_state.get("kept_call")
-    step, problem = step_to_open(turn, steps, named, call)
+        opened, missing = to_open()
+        _steps_table(steps, key, None if missing else opened)  # a bad link: nothing picked
+    step, problem = to_open()  # the row picked, if one was
     if problem:
         st.warning(problem)
     if step is not None:

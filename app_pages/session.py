@@ -75,6 +75,7 @@ event = st.dataframe(
     hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
+    placeholder="—",
     key="turns_table",
     column_config={
         "turn_index": st.column_config.NumberColumn("turn"),
