@@ -518,16 +518,14 @@ def judge(
     )
     in_out = _earlier_judgments(out)
     through_index = not no_index and unit == "step" and not text_steps
-    plan = (_indexed_plan if through_index else _direct_plan)(
-        paths,
-        index_path,
-        spec,
-        CONDITIONS if ablation else (spec.condition,),
-        choice,
-        _live_dump_or_exit(live_catalog),
-        in_out,
-        dry_run,
-    )
+    conditions = CONDITIONS if ablation else (spec.condition,)
+    live = _live_dump_or_exit(live_catalog)
+    if through_index:
+        plan = _indexed_plan(paths, index_path, spec, conditions, choice, live, in_out, dry_run)
+    else:
+        from analysis.judge._plan import direct_plan
+
+        plan = direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
     estimate = plan.estimate
     if plan.sample is not None:
         _print_sample(plan, spec.judge_id)
@@ -595,22 +593,6 @@ def _check_choice(
         raise click.UsageError(
             "--sample-to samples steps that called tools: not with --unit turn or --text-steps."
         )
-
-
-def _direct_plan(
-    paths: tuple[str, ...],
-    index_path: str | None,
-    spec: JudgeSpec,
-    conditions: tuple[Condition, ...],
-    choice: Choice,
-    live: ToolCatalog | None,
-    in_out: list[TurnJudgment],
-    dry_run: bool,
-) -> JudgePlan:
-    """The run's plan from every file under PATHS (``--no-index``)."""
-    from analysis.judge._plan import direct_plan
-
-    return direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
 
 
 def _indexed_plan(
