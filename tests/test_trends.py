@@ -76,6 +76,34 @@ def test_tsq_per_tool_equals_the_raw_figures(two_versions, tmp_path):
     assert grep["tsq_high"] == pytest.approx(1.0)
 
 
+def test_judgments_given_instead_of_the_index_count_unscored_steps_apart(two_versions, tmp_path):
+    """Judgments not in the index (a --judgments file, the Judge page's): the same figures as
+    the index's own, and a step without a valid vote counts as unscored, not as a zero."""
+    index = tmp_path / "index.duckdb"
+    update_index([two_versions / "sessions"], index)
+    judgments = analysis.load_judgments(ALIGNMENT / "judgments" / f"{TEAM}.judgments.jsonl")
+    unscored = {(j.session_id, j.turn_index) for j in judgments[::4]}
+    given = [
+        j.model_copy(update={"score": None, "n_valid": 0})
+        if (j.session_id, j.turn_index) in unscored
+        else j
+        for j in judgments
+    ]
+    with IndexReader(index) as reader:
+        steps = step_scores(reader, judgments=given)
+    table = {row["tool"]: row for row in trends(steps, "tool").iter_rows(named=True)}
+    raw, scores = _raw_steps(two_versions / "sessions"), _scores(TEAM)
+    for tool in {tool for tool, _ in raw.values()}:
+        keys = [key for key, (called, _) in raw.items() if called == tool]
+        scored = [scores[key] for key in keys if key not in unscored]
+        assert table[tool]["judged"] == len(scored)
+        assert table[tool]["tsq"] == (pytest.approx(np.mean(scored)) if scored else None)
+        assert table[tool]["unscored_share"] == pytest.approx(
+            sum(key in unscored for key in keys) / len(keys)
+        )
+        assert table[tool]["unjudged_share"] == pytest.approx(1 - len(scored) / len(keys))
+
+
 def test_a_change_between_versions_comes_with_its_interval(two_versions, tmp_path):
     index = tmp_path / "index.duckdb"
     update_index([two_versions], index)

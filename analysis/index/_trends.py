@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
+from analysis.models import TurnJudgment
 
 Dimension = Literal["tool", "model", "version", "project", "week"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
@@ -36,49 +37,75 @@ STEP_COLUMNS = """s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.
        strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week"""
 """What a step is by each dimension, from ``steps s JOIN sessions x``."""
 STEP_QUERY = (
-    "\nSELECT "
-    + STEP_COLUMNS
-    + """, j.judge, j.score
-FROM steps s
-JOIN sessions x USING (source_file, session_id)
-LEFT JOIN (SELECT * FROM judgments WHERE condition = 'full' {judgments_in}) j
-  ON j.session_id = s.session_id AND j.turn_index = s.turn_index
- AND j.step_index = s.step_index
- AND coalesce(j.parent_call_id, '') = coalesce(s.parent_call_id, '')
-{steps_in}
-"""
+    "SELECT " + STEP_COLUMNS + " FROM steps s JOIN sessions x USING (source_file, session_id)"
+)
+JUDGMENT_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, judge, score
+FROM judgments WHERE condition = 'full' AND step_index IS NOT NULL"""
+STEP_KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
+_JUDGMENT_SCHEMA = pl.Schema(
+    {
+        "session_id": pl.String,
+        "turn_index": pl.Int32,
+        "step_index": pl.Int32,
+        "parent_call_id": pl.String,
+        "judge": pl.String,
+        "score": pl.Float64,
+    }
 )
 IN_SCOPE = "source_file IN (SELECT path FROM scope)"
+
+
+def _frame(reader: IndexReader | ParquetTables | LoadedTables, query: str) -> pl.DataFrame:
+    frame = pl.from_arrow(reader.conn.sql(query).to_arrow_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _judgment_frame(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+    rows = [
+        (j.session_id, j.turn_index, j.step_index, j.parent_call_id, j.judge_id or j.model, j.score)
+        for j in judgments
+        if j.condition == "full" and j.step_index is not None
+    ]
+    return pl.DataFrame(rows, schema=_JUDGMENT_SCHEMA, orient="row")
 
 
 def step_scores(
     reader: IndexReader | ParquetTables | LoadedTables,
     judge: str | None = None,
     scope: Sequence[str] | None = None,
+    judgments: Sequence[TurnJudgment] | None = None,
 ) -> pl.DataFrame:
     """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
     judgments, the first by name among equals): a step that judge did not judge has ``score``
-    null and ``judged`` false. With ``scope`` (resolved paths), only the steps and judgments
-    of those files."""
-    query = STEP_QUERY.format(judgments_in="", steps_in="")
+    null and ``judged`` false, one it judged without a valid vote ``unscored`` true. With
+    ``scope`` (resolved paths), only the steps and judgments of those files; with
+    ``judgments``, those instead of the index's."""
+    steps_query, judgments_query = STEP_QUERY, JUDGMENT_QUERY
     if scope is not None:
         with_scope(reader.conn, scope)
-        query = STEP_QUERY.format(judgments_in=f"AND {IN_SCOPE}", steps_in=f"WHERE s.{IN_SCOPE}")
-    frame = pl.from_arrow(reader.conn.sql(query).to_arrow_table())
-    assert isinstance(frame, pl.DataFrame)
-    judges = (
-        frame.drop_nulls("judge")
-        .group_by("judge")
-        .len()
-        .sort(["len", "judge"], descending=[True, False])  # a tie: the first by name
-    )
+        steps_query += f" WHERE s.{IN_SCOPE}"
+        judgments_query += f" AND {IN_SCOPE}"
+    steps = _frame(reader, steps_query).unique(STEP_KEYS, maintain_order=True)
+    given = _frame(reader, judgments_query) if judgments is None else _judgment_frame(judgments)
+    key_types = pl.Schema({key: _JUDGMENT_SCHEMA[key] for key in STEP_KEYS})
+    steps = steps.cast(key_types)
+    given = given.cast(_JUDGMENT_SCHEMA)
+    matched = steps.select(STEP_KEYS).join(given, on=STEP_KEYS, nulls_equal=True)
+    judges = matched.group_by("judge").len().sort(["len", "judge"], descending=[True, False])
     chosen = judge if judge is not None else (judges["judge"][0] if judges.height else None)
-    keys = ["session_id", "turn_index", "step_index", "parent_call_id"]
-    mine = frame.filter(pl.col("judge") == chosen) if chosen is not None else frame.clear()
-    steps = frame.drop("judge", "score").unique(keys, maintain_order=True)
-    return steps.join(
-        mine.select(*keys, "score"), on=keys, how="left", nulls_equal=True
-    ).with_columns(pl.col("score").is_not_null().alias("judged"), pl.lit(chosen).alias("judge"))
+    mine = (matched.filter(pl.col("judge") == chosen) if chosen else matched.clear()).select(
+        *STEP_KEYS, "score", pl.lit(True).alias("_judged")
+    )
+    return (
+        steps.join(mine, on=STEP_KEYS, how="left", nulls_equal=True)
+        .with_columns(
+            pl.col("score").is_not_null().alias("judged"),
+            (pl.col("_judged").fill_null(False) & pl.col("score").is_null()).alias("unscored"),
+            pl.lit(chosen, pl.String).alias("judge"),
+        )
+        .drop("_judged")
+    )
 
 
 def by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
@@ -112,11 +139,17 @@ def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None
     return float(low), float(high)
 
 
+def _share(count: int, others: int) -> float | None:
+    """``count`` as a share of ``count + others``; None of nothing."""
+    return count / (count + others) if count + others else None
+
+
 def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, whether the
     judged steps are a sample of the group's (``sampled``: some judged, not all, as
-    ``tsq judge --sample-to`` leaves them), split-vote and unscored shares (of the judged and
-    of all steps), tool calls and tool errors. A step that called several tools counts in each
+    ``tsq judge --sample-to`` leaves them), the split-vote share (of the scored steps), the
+    unscored share (of the steps the judge tried: no valid vote), the unjudged share (of all
+    steps: not scored), tool calls and tool errors. A step that called several tools counts in each
     tool's group."""
     grouped, column = by_group(steps, by)
     rows = []
@@ -133,6 +166,7 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "tsq_high": high,
                 "sampled": 0 < scores.size < part.height,
                 "split_share": float(((scores > 0) & (scores < 1)).mean()) if scores.size else None,
+                "unscored_share": _share(int(part["unscored"].sum()), scores.size),
                 "unjudged_share": 1 - scores.size / part.height,
                 "calls": int(part["calls"].sum()),
                 "errors": int(part["errors"].sum()),
