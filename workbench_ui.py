@@ -116,7 +116,8 @@ class Workspace:
         if fresh is None:
             return frame
         judged = list({j.session_id for j in self.fresh})
-        return pl.concat([frame.filter(~pl.col("session_id").is_in(judged)), fresh])
+        kept = frame.filter(~pl.col("session_id").is_in(judged))
+        return self.collection.in_session_order(pl.concat([kept, fresh]))
 
     def findings_of(self, session_id: str) -> list[analysis.Finding]:
         """One session's findings, in ``analysis.lint``'s order."""
@@ -129,12 +130,12 @@ class Workspace:
         return analysis.views.overview_of(base, labels, self.judgments, self.findings_frame)
 
     def report(self, show_paths: bool) -> str:
-        """The HTML report of every session (read from all the files: it shows each one)."""
-        loaded = self.collection.load_all()
-        findings = [
-            analysis.Finding.model_validate(r) for r in self.findings_frame.iter_rows(named=True)
-        ]
-        return analysis.build_report(loaded, self.judgments, findings, show_paths=show_paths)
+        """The HTML report of every session (from the index; the judged sessions are read
+        from their files for their detail)."""
+        findings = self.collection.findings(frame=self.findings_frame)
+        return analysis.build_report(
+            self.collection, self.judgments, findings, show_paths=show_paths
+        )
 
 
 COLLECTION_SECONDS = 300

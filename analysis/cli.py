@@ -22,6 +22,7 @@ from analysis._index_cli import (
 
 if TYPE_CHECKING:
     from analysis.export._send import SendPreview
+    from analysis.index import Collection
     from analysis.ingest._report import IngestReport
     from analysis.judge._cost import RunEstimate, RunStats
     from analysis.judge._plan import Choice, JudgePlan
@@ -1026,6 +1027,8 @@ def adjudicate(
     is_flag=True,
     help="Write file names in full (default: home folders as ~ and /home/USER).",
 )
+@index_path_option
+@no_index_option
 def report(
     paths: tuple[str, ...],
     judgments: str | None,
@@ -1034,22 +1037,31 @@ def report(
     db: str | None,
     out: str,
     show_paths: bool,
+    index_path: str | None,
+    no_index: bool,
 ) -> None:
     """Write one self-contained HTML report: session TSQ, split votes, findings, charts,
     and with --labels the agreement tables before and after reconciliation. A session judged
     by several judges is reported with its own judge's (the one with most judgments in it),
-    unless --judge names one.
+    unless --judge names one. Reads through the index (brought up to date first), unless
+    --no-index: only the judged sessions are read again from their files.
 
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
     from analysis.findings._lint import lint as lint_sessions
     from analysis.judge._results import judge_names, merge_judgments, of_judge
+    from analysis.models import LoadResult
     from analysis.report._html import build_report, study_sections  # Altair, vl-convert: on use
     from analysis.study import study_tables
 
-    result = _load_or_exit(paths)
-    judged = merge_judgments(result.judgments, _judgments_or_exit(judgments))
+    source: LoadResult | Collection
+    if no_index:
+        source = _load_or_exit(paths)
+    else:
+        source = collection_or_exit(paths, index_path)
+        _issues_or_exit(source.issues(), bool(source.session_ids))
+    judged = merge_judgments(source.judgments, _judgments_or_exit(judgments))
     if judge_name is not None:
         if judge_name not in judge_names(judged):
             known = ", ".join(judge_names(judged)) or "none"
@@ -1058,22 +1070,27 @@ def report(
             )
             sys.exit(EXIT_NOTHING_LOADED)
         judged = of_judge(judged, judge_name)
-    findings = lint_sessions(result.sessions, judged)
+    if isinstance(source, LoadResult):
+        findings = lint_sessions(source.sessions, judged)
+        sessions, turns = len(source.sessions), sum(len(s.turns) for s in source.sessions)
+    else:
+        findings = source.findings(frame=source.findings_with(judged))
+        base, _ = source.overview_inputs()
+        sessions, turns = base.height, int(base["turns"].sum())
     extra = []
     labelled = ""
     if labels is not None:
         study = _study_or_exit(labels, None)
         extra = study_sections(study_tables(study, _existing_store(labels, db)))
         labelled = f", agreement tables for {study.labels.frame['item_id'].n_unique()} items"
-    document = build_report(result, judged, findings, extra_sections=extra, show_paths=show_paths)
+    document = build_report(source, judged, findings, extra_sections=extra, show_paths=show_paths)
     try:
         Path(out).write_text(document, encoding="utf-8")
     except OSError as error:
         click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
-    turns = sum(len(s.turns) for s in result.sessions)
     click.echo(
-        f"Wrote {out}: {len(result.sessions)} sessions, {turns} turns, "
+        f"Wrote {out}: {sessions} sessions, {turns} turns, "
         f"{len(judged)} judgments, {len(findings)} findings{labelled}"
     )
 

@@ -12,6 +12,7 @@ project folders, the way ``~/.claude/projects`` looks after months of use. Then,
 - ``tsq judge COLLECTION --dry-run --index``: the judge's estimate of every step, through the
   index;
 - ``tsq lint COLLECTION --json`` through the index;
+- ``tsq report COLLECTION``, reading every file and through the index;
 - the app (Streamlit's AppTest, in a process of its own, on the collection as a local folder):
   the Overview's first run (index built), a rerun, a filter, a session's Session and Turn
   pages, and the process's peak memory.
@@ -202,6 +203,19 @@ def main() -> None:
         rows.append(("tsq judge --dry-run", *estimated))
         rows.append(
             ("tsq lint (index)", *timed("lint", str(folder), "--json", "--index", str(index)))
+        )
+        report = str(work / "report.html")
+        rows.append(
+            (
+                "tsq report (every file)",
+                *timed("report", str(folder), "--out", report, "--no-index"),
+            )
+        )
+        rows.append(
+            (
+                "tsq report (index)",
+                *timed("report", str(folder), "--out", report, "--index", str(index)),
+            )
         )
         pages, peak = app_figures(folder, cache)
         rows += [(name, seconds, peak) for name, seconds in pages]

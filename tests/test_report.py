@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -468,7 +469,7 @@ def test_cli_report_writes_one_file_and_says_what_is_in_it(tmp_path, loaded):
     run = CliRunner().invoke(cli, ["report", *map(str, SAMPLE_FOLDERS), "--out", str(out)])
     assert run.exit_code == 0, run.output
     expected = f"{len(result.sessions)} sessions, {turns} turns, {len(result.judgments)} judgments"
-    assert run.output.startswith(f"Wrote {out}: {expected}")
+    assert run.stdout.startswith(f"Wrote {out}: {expected}")
     assert out.read_text().startswith("<!DOCTYPE html>")
 
 
@@ -515,7 +516,7 @@ def test_cli_report_unwritable_out_is_exit_1(tmp_path):
     out = tmp_path / "no-such-folder" / "report.html"
     run = CliRunner().invoke(cli, ["report", *map(str, SAMPLE_FOLDERS), "--out", str(out)])
     assert run.exit_code == 1
-    assert run.output.strip().splitlines() == [
+    assert run.stderr.strip().splitlines()[-1:] == [
         f"{out}: cannot be written (No such file or directory)."
     ]
 
@@ -701,3 +702,73 @@ def test_a_judge_of_the_agents_own_family_puts_the_scores_in_doubt(loaded):
         in (page.facts["doubt"])
     )
     assert "unseen" not in page.facts or not page.facts["unseen"].startswith("Nothing was hidden")
+
+
+def _rotation_judgments(sessions) -> list:
+    """Every tool-calling step (subagents' too) judged with a rotation of pass, split, fail
+    and split against, one step unscored: the inputs the report's detail sections need."""
+    from analysis.models import TurnJudgment, Vote
+    from analysis.render._steps import turn_steps
+
+    outcomes = [["correct"] * 3, ["correct", "correct", "incorrect"], ["incorrect"] * 3, []]
+    judgments = []
+    for session in sessions:
+        steps = [step for turn in session.turns for step in turn_steps(turn, subagents=True)]
+        for n, step in enumerate(steps):
+            votes = [Vote(verdict=v, reasoning=f"{v} at step {n}") for v in outcomes[n % 4]]
+            correct = sum(v.verdict == "correct" for v in votes)
+            judgments.append(
+                TurnJudgment(
+                    session_id=session.session_id,
+                    turn_index=step.turn.index,
+                    step_index=step.index,
+                    message_id=step.message_id,
+                    parent_call_id=step.parent_call_id,
+                    score=correct / len(votes) if votes else None,
+                    votes=votes,
+                    n_requested=3,
+                    n_valid=len(votes),
+                    n_discarded=3 - len(votes),
+                    model="claude-judge",
+                    rubric_version="r",
+                    condition="full",
+                    catalog_size=10,
+                    call_rendered=True,
+                    context_chars=0,
+                    unscored_reason=None if votes else "no valid verdict in 3 attempts",
+                )
+            )
+    return judgments
+
+
+def test_the_report_through_the_index_is_the_report_of_every_file(corpus, tmp_path):
+    """``tsq report`` through the index, with ``--no-index``, and the app's report: the same
+    document on real sessions (a resumed one, subagents) and the samples, with judgments
+    among the files and from --judgments."""
+    from analysis.index import Collection
+    from workbench_ui import Workspace
+
+    folder = tmp_path / "sessions"
+    shutil.copytree(corpus / "claude-code" / "spotter", folder / "spotter")
+    shutil.copytree(SAMPLES / "transcripts", folder / "samples")
+    judged = analysis.load([folder / "spotter"]).sessions
+    judgments = _rotation_judgments(judged)
+    among = folder / "spotter.judgments.jsonl"
+    among.write_text("".join(j.model_dump_json() + "\n" for j in judgments[::2]))
+    extra = tmp_path / "more.judgments.jsonl"
+    extra.write_text("".join(j.model_dump_json() + "\n" for j in judgments[1::2]))
+    index = tmp_path / "index.duckdb"
+    documents = []
+    for options in (["--index", str(index)], ["--no-index"]):
+        out = tmp_path / f"report{len(documents)}.html"
+        args = ["report", str(folder), "--judgments", str(extra), "--out", str(out), *options]
+        done = CliRunner().invoke(cli, args)
+        assert done.exit_code == 0, done.output
+        documents.append(out.read_text())
+    assert documents[0] == documents[1]
+    page = Page(documents[0])
+    split = page.tables["ambiguous-steps-split-votes"]["rows"]
+    assert len(split) == sum(0 < (j.score or 0) < 1 for j in judgments)
+
+    workspace = Workspace(Collection([folder], index), fresh=analysis.load_judgments(extra))
+    assert workspace.report(show_paths=False) == documents[0]

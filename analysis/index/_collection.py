@@ -25,7 +25,7 @@ from analysis.index._build import (
 )
 from analysis.index._read import IndexReader
 from analysis.ingest._loader import discover_resolved, load
-from analysis.models import LoadResult, ParseIssue, Session, TurnJudgment
+from analysis.models import ParseIssue, Session, TurnJudgment
 from analysis.views._tables import FINDING_SCHEMA
 
 RECENT_SESSIONS = 16
@@ -88,6 +88,8 @@ class Collection:
                 reader.in_scope("SELECT path, display FROM files", scope, path_column="path")
             )
             kinds = reader.in_scope("SELECT path, kind FROM files", scope, path_column="path")
+            read = reader.in_scope("SELECT files_read FROM files", scope, path_column="path")
+            self.files_read: int = sum(n for (n,) in read)
             self._rows = self._session_rows(reader, scope, order)
             self._issues = file_issues + [
                 issue
@@ -165,6 +167,14 @@ class Collection:
         ids = set(self._rows.filter(pl.col("source_file").is_in(list(wanted)))["session_id"])
         return [s for s in result.sessions if s.session_id in ids]
 
+    def sessions_with_ids(self, session_ids: Iterable[str]) -> list[Session]:
+        """The sessions with these ids, read from their files, in the collection's order."""
+        wanted = set(session_ids)
+        rows = self._rows.filter(pl.col("session_id").is_in(list(wanted)))
+        order = {sid: n for n, sid in enumerate(rows["session_id"])}
+        found = [s for s in self.sessions_of(rows["source_file"]) if s.session_id in wanted]
+        return sorted(found, key=lambda s: order[s.session_id])
+
     def session(self, session_id: str) -> Session | None:
         """One session, read from its files (a resumed session: with the files it continues);
         the last few opened are kept."""
@@ -174,11 +184,6 @@ class Collection:
         files = self._rows.filter(pl.col("session_id") == session_id)["source_file"]
         found = self.sessions_of(files)
         return next((s for s in found if s.session_id == session_id), None)
-
-    def load_all(self) -> LoadResult:
-        """Every file, loaded as ``analysis.load`` loads them (for what needs all of it: the
-        HTML report)."""
-        return load(self.paths, root=self.root)
 
     def findings_with(self, judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
         """Every finding, as ``analysis.lint(sessions, judgments)`` gives them and in its order:
@@ -193,15 +198,24 @@ class Collection:
             relinted += lint([s for s in sessions if s.session_id in judged], judgments)
         own = pl.DataFrame([f.model_dump() for f in relinted], schema=FINDING_SCHEMA)
         kept = self._input_findings.filter(~pl.col("session_id").is_in(list(judged)))
-        order = self._rows.select("session_id").with_row_index("_session")
         both = pl.concat(
             [kept.select("position", *FINDING_SCHEMA), own.with_row_index("position")],
             how="diagonal_relaxed",
         )
+        return self.in_session_order(both.sort("position", maintain_order=True)).select(
+            *FINDING_SCHEMA
+        )
+
+    def in_session_order(self, findings: pl.DataFrame) -> pl.DataFrame:
+        """``findings`` session by session in the collection's order, each session's in the
+        order given: ``analysis.lint``'s order, whichever sessions were linted again."""
+        order = self._rows.select("session_id").unique(keep="first", maintain_order=True)
         return (
-            both.join(order, on="session_id", how="left")
-            .sort("_session", "position")
-            .select(*FINDING_SCHEMA)
+            findings.join(
+                order.with_row_index("_session"), on="session_id", how="left", maintain_order="left"
+            )
+            .sort("_session", maintain_order=True)
+            .drop("_session")
         )
 
     # what the pages and commands ask
@@ -232,13 +246,16 @@ class Collection:
             frame = frame.filter(pl.col("session_id").is_in(list(session_ids)))
         return [Finding.model_validate(row) for row in frame.iter_rows(named=True)]
 
-    def step_scores(self, judge: str | None = None) -> pl.DataFrame:
+    def step_scores(
+        self, judge: str | None = None, judgments: Sequence[TurnJudgment] | None = None
+    ) -> pl.DataFrame:
         """Every step of the collection with its TSQ by one judge, for the trends
-        (:func:`analysis.index.step_scores`, limited to these files)."""
+        (:func:`analysis.index.step_scores`, limited to these files; with ``judgments``, those
+        instead of the index's)."""
         from analysis.index._trends import step_scores
 
         with IndexReader(self.index) as reader:
-            return step_scores(reader, judge, self._scope)
+            return step_scores(reader, judge, self._scope, judgments)
 
     def why_empty(self) -> str:
         """Why no session was found under the paths, in one sentence."""

@@ -28,8 +28,10 @@ from pydantic import BaseModel, ConfigDict
 
 from analysis.export._paths import without_home
 from analysis.findings._lint import Finding, findings_for_condition, lint
+from analysis.index._collection import Collection
 from analysis.judge._results import of_judge
-from analysis.models import Condition, LoadResult, Session, TurnJudgment
+from analysis.models import Condition, LoadResult, ParseIssue, Session, TurnJudgment
+from analysis.report._data import ReportData
 from analysis.study._charts import (
     adjudication_load_chart,
     ai_sides_chart,
@@ -55,8 +57,7 @@ from analysis.views._review import (
 from analysis.views._tables import (
     ablation_table,
     findings_frame,
-    session_names_of,
-    session_overview,
+    overview_of,
     turn_scores,
     turn_table,
 )
@@ -218,19 +219,6 @@ def render_report(
     )
 
 
-def session_names(sessions: Sequence[Session]) -> dict[str, str]:
-    """Each session's readable name (:func:`analysis.views.session_names_of`)."""
-    frame = pl.DataFrame(
-        {
-            "session_id": [s.session_id for s in sessions],
-            "title": [s.title for s in sessions],
-            "first_ask": [next((t.ask for t in s.turns if t.ask.strip()), None) for s in sessions],
-        },
-        schema={"session_id": pl.String, "title": pl.String, "first_ask": pl.String},
-    )
-    return session_names_of(frame)
-
-
 def _named(frame: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
     """``frame`` with a readable ``session`` column just before its ``session_id``."""
     if "session_id" not in frame.columns or "session" in frame.columns:
@@ -340,7 +328,7 @@ def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
 
 
 def _found_section(
-    result: LoadResult,
+    names: dict[str, str],
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     overview: pl.DataFrame,
@@ -349,7 +337,6 @@ def _found_section(
 ) -> ReportSection:
     """The few numbers that matter, each in one sentence, from the tables the other sections
     show: :func:`turn_scores` for turns and steps, :func:`session_overview` for sessions."""
-    names = session_names(result.sessions)
     scores = turn_scores(judgments).filter(pl.col("condition") == condition)
     means = overview["mean_tsq"].drop_nulls()
     steps = int(scores["steps"].sum())
@@ -404,16 +391,16 @@ def _found_section(
 
 
 def _summary_section(
-    result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
+    data: ReportData, judgments: Sequence[TurnJudgment], condition: Condition
 ) -> ReportSection:
     judged = [j for j in judgments if j.condition == condition]
     steps = sum(j.unit == "step" for j in judged)
     rows = [
-        ("sessions", len(result.sessions)),
-        ("turns", sum(len(s.turns) for s in result.sessions)),
-        ("tool calls", sum(sum(s.tool_call_counts().values()) for s in result.sessions)),
-        ("files read", result.files_read),
-        ("parse issues", len(result.all_issues())),
+        ("sessions", data.base.height),
+        ("turns", int(data.base["turns"].sum())),
+        ("tool calls", int(data.base["tool_calls"].sum())),
+        ("files read", data.files_read),
+        ("parse issues", len(data.issues)),
         (f"judged turns ({condition})", len({(j.session_id, j.turn_index) for j in judged})),
         *([(f"judged steps ({condition})", steps)] if steps else []),
         ("judge models", ", ".join(sorted({j.model for j in judged})) or None),
@@ -483,7 +470,7 @@ def _ablation_section(
 
 
 def _ablation_steps_section(
-    result: LoadResult, judgments: Sequence[TurnJudgment], names: dict[str, str]
+    sessions: Sequence[Session], judgments: Sequence[TurnJudgment], names: dict[str, str]
 ) -> ReportSection | None:
     steps = [j for j in judgments if j.unit == "step"]
     if len({j.condition for j in steps}) < 2:
@@ -494,12 +481,12 @@ def _ablation_steps_section(
             "Each judged step's score under every condition loaded, side by side: the ablation "
             "one decision at a time."
         ),
-        table=_named(ablation_steps(result.sessions, steps), names),
+        table=_named(ablation_steps(sessions, steps), names),
     )
 
 
 def _split_session_charts(
-    result: LoadResult,
+    judged_sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     condition: Condition,
@@ -508,7 +495,7 @@ def _split_session_charts(
 ) -> list[alt.TopLevelMixin]:
     """TSQ per turn of the sessions with a split vote (the first few)."""
     with_split = set(split["session_id"])
-    sessions = [s for s in result.sessions if s.session_id in with_split]
+    sessions = [s for s in judged_sessions if s.session_id in with_split]
     return [
         turn_scores_chart(turn_table(session, judgments, findings, condition)).properties(
             title=f"TSQ per turn — {names.get(session.session_id, session.session_id)}"
@@ -518,7 +505,7 @@ def _split_session_charts(
 
 
 def _ambiguous_sections(
-    result: LoadResult,
+    sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     condition: Condition,
@@ -529,7 +516,7 @@ def _ambiguous_sections(
     units = {j.unit for j in judged}
     sections = []
     if "step" in units:
-        split = ambiguous_steps(result.sessions, judged, condition)
+        split = ambiguous_steps(sessions, judged, condition)
         intro = (
             "Steps where the judges split (0 < TSQ < 1): the most useful ones for a human to "
             "review, each with its turn's ask, its calls and one judge's argument from each "
@@ -542,12 +529,14 @@ def _ambiguous_sections(
             ReportSection(
                 title="Ambiguous steps (split votes)",
                 intro=intro,
-                charts=_split_session_charts(result, judgments, findings, condition, split, names),
+                charts=_split_session_charts(
+                    sessions, judgments, findings, condition, split, names
+                ),
                 table=_named(split, names) if split.height else None,
             )
         )
     if "turn" in units or not units:
-        split = ambiguous_turns(result.sessions, [j for j in judged if j.unit == "turn"], condition)
+        split = ambiguous_turns(sessions, [j for j in judged if j.unit == "turn"], condition)
         intro = (
             "Turns where the judges split (0 < TSQ < 1): the most useful ones for a human to "
             "review, with one judge's argument from each side."
@@ -558,7 +547,9 @@ def _ambiguous_sections(
             ReportSection(
                 title="Ambiguous turns (split votes)",
                 intro=intro,
-                charts=_split_session_charts(result, judgments, findings, condition, split, names),
+                charts=_split_session_charts(
+                    sessions, judgments, findings, condition, split, names
+                ),
                 table=_named(split, names) if split.height else None,
             )
         )
@@ -566,7 +557,7 @@ def _ambiguous_sections(
 
 
 def _worst_steps_section(
-    result: LoadResult,
+    sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
     condition: Condition,
     names: dict[str, str],
@@ -574,7 +565,7 @@ def _worst_steps_section(
     steps = [j for j in judgments if j.condition == condition and j.unit == "step"]
     if not steps:
         return None
-    worst = worst_steps(result.sessions, steps, condition, WORST_STEPS_PER_SESSION)
+    worst = worst_steps(sessions, steps, condition, WORST_STEPS_PER_SESSION)
     return ReportSection(
         title="Worst steps per session",
         intro=(
@@ -593,18 +584,16 @@ def _version_order(version: str) -> tuple[int, ...]:
 
 
 def _trends_sections(
-    result: LoadResult, judgments: Sequence[TurnJudgment], condition: Condition
+    data: ReportData, judgments: Sequence[TurnJudgment], condition: Condition
 ) -> list[ReportSection]:
     """TSQ over time and per agent version and tool (the collection's trends, from these
     sessions and judgments), and the last two agent versions compared: differences only with
     their intervals, and a change inside the noise said to be one."""
-    from analysis.index._read import LoadedTables
-    from analysis.index._trends import shift, step_scores, trend_chart, trends
+    from analysis.index._trends import shift, trend_chart, trends
 
     if condition != "full":
         return []
-    with LoadedTables(result.model_copy(update={"judgments": list(judgments)})) as tables:
-        steps = step_scores(tables)
+    steps = data.steps(judgments)
     if not steps["judged"].any():
         return []
     weekly, versions, tools = (trends(steps, by) for by in ("week", "version", "tool"))
@@ -658,8 +647,7 @@ def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> Rep
     )
 
 
-def _issues_section(result: LoadResult, show_paths: bool) -> ReportSection | None:
-    issues = result.all_issues()
+def _issues_section(issues: Sequence[ParseIssue], show_paths: bool) -> ReportSection | None:
     if not issues:
         return None
     frame = pl.DataFrame(
@@ -679,7 +667,7 @@ def _issues_section(result: LoadResult, show_paths: bool) -> ReportSection | Non
 
 
 def report_sections(
-    result: LoadResult,
+    source: LoadResult | Collection | ReportData,
     judgments: Sequence[TurnJudgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
@@ -689,29 +677,40 @@ def report_sections(
     """The standard sections: what we found (with ``extra_facts`` at its end), summary,
     sessions, trends (over time, per agent version and tool), ablation (per session, then per
     step), split votes, worst steps, findings, issues. The issues' file names keep home folder
-    names only with ``show_paths``."""
+    names only with ``show_paths``. Of a collection, only the judged sessions are read from
+    their files; the rest comes from the index."""
+    data = _data_of(source)
     relevant = findings_for_condition(findings, condition)
-    overview = session_overview(result.sessions, judgments, relevant, condition)
-    names = session_names(result.sessions)
-    trend_sections = _trends_sections(result, judgments, condition)
+    overview = overview_of(data.base, data.labels, judgments, findings_frame(relevant), condition)
+    names = data.names
+    judged = data.sessions({j.session_id for j in judgments})
+    trend_sections = _trends_sections(data, judgments, condition)
     facts = [fact for section in trend_sections for fact in section.facts]
     sections: list[ReportSection | None] = [
-        _found_section(result, judgments, relevant, overview, condition, [*facts, *extra_facts]),
-        _summary_section(result, judgments, condition),
+        _found_section(names, judgments, relevant, overview, condition, [*facts, *extra_facts]),
+        _summary_section(data, judgments, condition),
         _sessions_section(overview, condition, names),
         *trend_sections,
         _ablation_section(judgments, names),
-        _ablation_steps_section(result, judgments, names),
-        *_ambiguous_sections(result, judgments, relevant, condition, names),
-        _worst_steps_section(result, judgments, condition, names),
+        _ablation_steps_section(judged, judgments, names),
+        *_ambiguous_sections(judged, judgments, relevant, condition, names),
+        _worst_steps_section(judged, judgments, condition, names),
         _findings_section(relevant, names),
-        _issues_section(result, show_paths),
+        _issues_section(data.issues, show_paths),
     ]
     return [section for section in sections if section is not None]
 
 
+def _data_of(source: LoadResult | Collection | ReportData) -> ReportData:
+    if isinstance(source, ReportData):
+        return source
+    if isinstance(source, Collection):
+        return ReportData.of_collection(source)
+    return ReportData.of_load(source)
+
+
 def build_report(
-    result: LoadResult,
+    source: LoadResult | Collection,
     judgments: Sequence[TurnJudgment] | None = None,
     findings: Sequence[Finding] | None = None,
     *,
@@ -722,17 +721,23 @@ def build_report(
 ) -> str:
     """The whole report as one HTML document (a string); see :func:`report_sections`.
 
-    ``judgments`` default to those loaded with the transcripts, ``findings`` to
-    ``lint(result.sessions, judgments)``; ``extra_sections`` are appended at the end, and
-    their ``facts`` join *What we found*. A session judged by several judges is reported with
-    its own judge's judgments (:func:`analysis.judge.of_judge`; pass one judge's to choose).
-    File names are written with ``~`` for the home folder and ``USER`` for another user's,
-    unless ``show_paths``.
+    ``source`` is a load (``analysis.load``) or a collection read through the index
+    (``analysis.index.Collection``). ``judgments`` default to those found with the
+    transcripts, ``findings`` to ``analysis.lint`` of the sessions with the judgments;
+    ``extra_sections`` are appended at the end, and their ``facts`` join *What we found*. A
+    session judged by several judges is reported with its own judge's judgments
+    (:func:`analysis.judge.of_judge`; pass one judge's to choose). File names are written
+    with ``~`` for the home folder and ``USER`` for another user's, unless ``show_paths``.
     """
-    judged = of_judge(list(result.judgments if judgments is None else judgments))
-    found = lint(result.sessions, judged) if findings is None else list(findings)
+    judged = of_judge(list(source.judgments if judgments is None else judgments))
+    if findings is not None:
+        found = list(findings)
+    elif isinstance(source, Collection):
+        found = source.findings(frame=source.findings_with(judged))
+    else:
+        found = lint(source.sessions, judged)
     facts = [fact for section in extra_sections for fact in section.facts]
-    standard = report_sections(result, judged, found, condition, facts, show_paths)
+    standard = report_sections(source, judged, found, condition, facts, show_paths)
     sections = [*standard, *extra_sections]
     subtitle = "Tool Selection Quality: did the agent pick the right tool at each step?"
     return render_report(sections, title, subtitle)

@@ -186,7 +186,7 @@ _LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def _session_labels(sessions: Sequence[Session]) -> pl.DataFrame:
+def session_labels(sessions: Sequence[Session]) -> pl.DataFrame:
     """What makes a session recognisable: its first ask, its folder and when it started."""
     rows = [
         {
@@ -264,7 +264,7 @@ def session_overview(
     (:func:`overview_of`, from the sessions themselves)."""
     base = sessions_frame(sessions).select(*OVERVIEW_BASE)
     return overview_of(
-        base, _session_labels(sessions), judgments, findings_frame(findings), condition
+        base, session_labels(sessions), judgments, findings_frame(findings), condition
     )
 
 
