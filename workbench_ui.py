@@ -717,6 +717,13 @@ def study_store_path() -> Path:
     return analysis.study.default_store_path(path)
 
 
+def people_labels() -> list[analysis.study.StepLabel]:
+    """People's current step labels in the store the Turn page saves them to (none yet: no
+    store)."""
+    store = study_store_path()
+    return analysis.AdjudicationStore(store).step_labels() if store.exists() else []
+
+
 LABELLER_KEY = "kept_labeller"
 
 

@@ -31,8 +31,20 @@ no_index_option = click.option(
 )
 
 
+label_stores_option = click.option(
+    "--labels",
+    "label_stores",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A label store (SQLite) whose people's step labels the index takes in too; repeatable.",
+)
+
+
 def collection_or_exit(
-    paths: tuple[str, ...], index_path: str | None, with_judgments: bool = True
+    paths: tuple[str, ...],
+    index_path: str | None,
+    with_judgments: bool = True,
+    label_stores: tuple[str, ...] = (),
 ) -> Collection:
     """The collection under ``paths`` through the index, brought up to date with a progress
     bar on a terminal and its summary line on stderr; a problem is one sentence and exit 2."""
@@ -48,6 +60,7 @@ def collection_or_exit(
                 with_judgments=with_judgments,
                 on_file=lambda: bar.update(1),
                 on_plan=lambda total: setattr(bar, "total", total),
+                label_stores=label_stores,
             )
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
@@ -56,7 +69,12 @@ def collection_or_exit(
     return collection
 
 
-def update_or_exit(paths: tuple[str, ...], index_path: str | None, workers: int | None) -> str:
+def update_or_exit(
+    paths: tuple[str, ...],
+    index_path: str | None,
+    workers: int | None,
+    label_stores: tuple[str, ...] = (),
+) -> str:
     """Bring the index up to date for ``paths`` with a progress bar on a terminal; a problem
     is one sentence and exit 2. Returns the summary line."""
     from tqdm import tqdm
@@ -71,6 +89,7 @@ def update_or_exit(paths: tuple[str, ...], index_path: str | None, workers: int 
                 workers,
                 on_file=lambda: bar.update(1),
                 on_plan=lambda total: setattr(bar, "total", total),
+                label_stores=label_stores,
             )
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
@@ -92,15 +111,20 @@ def update_or_exit(paths: tuple[str, ...], index_path: str | None, workers: int 
     type=click.Path(file_okay=False),
     help="Also write the tables as Parquet here (replaced), partitioned by project and month.",
 )
+@label_stores_option
 def index_command(
-    paths: tuple[str, ...], index_path: str | None, workers: int | None, parquet_dir: str | None
+    paths: tuple[str, ...],
+    index_path: str | None,
+    workers: int | None,
+    parquet_dir: str | None,
+    label_stores: tuple[str, ...],
 ) -> None:
     """Build or update the index of the transcripts under PATHS: new and changed files are
     parsed, removed ones dropped, the rest left alone; prints one summary line.
 
     Exit status: 0 done; 2 the index cannot be used or written.
     """
-    click.echo(update_or_exit(paths, index_path, workers))
+    click.echo(update_or_exit(paths, index_path, workers, label_stores))
     if parquet_dir is not None:
         from analysis.index import IndexProblem, export_parquet
 
@@ -143,10 +167,12 @@ def _shifted(value: str) -> tuple[str, str]:
     help="Two groups of --by as A..B: the change in TSQ with its interval, and the tools "
     "that moved most.",
 )
+@label_stores_option
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
 def trends_command(
     paths: tuple[str, ...],
     index_path: str | None,
+    label_stores: tuple[str, ...],
     parquet_dir: str | None,
     by: str,
     judge_name: str | None,
@@ -177,7 +203,7 @@ def trends_command(
     elif not paths:
         raise click.UsageError("give PATHS, or --parquet.")
     else:
-        collection = collection_or_exit(paths, index_path, with_judgments=False)
+        collection = collection_or_exit(paths, index_path, False, label_stores)
         try:
             steps = collection.step_scores(judge_name)
         except IndexProblem as error:
@@ -212,10 +238,18 @@ def trends_command(
             f" [{row['tsq_low']:.2f}, {row['tsq_high']:.2f}]" if row["tsq_low"] is not None else ""
         )
         split = "" if row["split_share"] is None else f", {row['split_share']:.0%} split votes"
+        if row["unscored_share"]:
+            split += f", {row['unscored_share']:.0%} unscored"
         share = "sampled: " if row["sampled"] else "on "
+        people = (
+            f"; agrees with people on {row['agreement']:.0%} [{row['agreement_low']:.0%}, "
+            f"{row['agreement_high']:.0%}] of {row['labelled']} labelled"
+            if row["labelled"]
+            else ""
+        )
         click.echo(
             f"  {row[by]}: TSQ {tsq}{interval} {share}{row['judged']:,} of {row['steps']:,} steps"
-            f"{split}; {row['calls']} calls, {row['errors']} errors"
+            f"{split}; {row['calls']} calls, {row['errors']} errors{people}"
         )
     if moved is not None:
         click.echo(moved.in_words())

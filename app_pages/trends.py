@@ -6,7 +6,7 @@ from typing import cast
 import streamlit as st
 
 from analysis.index import DIMENSIONS, Dimension, moved_most, shift, trend_chart, trends
-from workbench_ui import chart_downloads, data_source, inert
+from workbench_ui import chart_downloads, data_source, inert, people_labels
 
 LABELS = {
     "tool": "tool",
@@ -18,7 +18,7 @@ LABELS = {
 
 st.title("Trends")
 workspace = data_source()
-steps = workspace.collection.step_scores(workspace.judge)
+steps = workspace.collection.step_scores(workspace.judge, workspace.all_judgments, people_labels())
 judged = int(steps["judged"].sum())
 if not judged:
     st.info(
@@ -42,7 +42,9 @@ st.caption(
     f"Judge {inert(str(steps['judge'][0]))}: {judged:,} of {steps.height:,} steps judged "
     f"({judged / steps.height:.0%}), full condition. Each mean TSQ comes with its 95% interval "
     "(a bootstrap over steps; Wilson where every step scored alike); a step that called "
-    "several tools counts for each. Judgments made on the Judge page count once saved to a file."
+    "several tools counts for each. Judgments made on the Judge page in this session count too. "
+    "Agreement with people compares the judge's majority with the people's step labels saved "
+    "on the Turn page (Wilson 95% interval)."
 )
 chart = trend_chart(table, by)
 st.altair_chart(chart)
@@ -55,7 +57,12 @@ st.dataframe(
         "tsq_low": st.column_config.NumberColumn("low (95%)", format="%.2f"),
         "tsq_high": st.column_config.NumberColumn("high (95%)", format="%.2f"),
         "split_share": st.column_config.NumberColumn("split votes", format="percent"),
+        "unscored_share": st.column_config.NumberColumn("unscored", format="percent"),
         "unjudged_share": st.column_config.NumberColumn("not judged", format="percent"),
+        "labelled": st.column_config.NumberColumn("labelled by people"),
+        "agreement": st.column_config.NumberColumn("agrees with people", format="percent"),
+        "agreement_low": st.column_config.NumberColumn("low (95%)", format="percent"),
+        "agreement_high": st.column_config.NumberColumn("high (95%)", format="percent"),
     },
 )
 

@@ -16,6 +16,7 @@ from workbench_ui import (
     inert,
     judge_input_panel,
     open_page,
+    people_labels,
     stay_at_step,
     step_label_panel,
     study_store_path,
@@ -118,11 +119,7 @@ else:
 item = step_item_id(session.session_id, turn.index, step.index, step.parent_call_id)
 label_store = study_store_path()
 step_label_panel(item, label_store)
-labelled = (
-    [label.item_id for label in analysis.AdjudicationStore(label_store).step_labels()]
-    if label_store.exists()
-    else []
-)
+labelled = [label.item_id for label in people_labels()]
 upcoming = next_to_label(workspace.judgments, labelled, item)
 if st.button(
     "Next unlabelled step",

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from conftest import open_page
-from test_trends import _raw_steps
+from test_trends import _raw_steps, _trends_json
 
 import analysis
 from analysis.align import sample_store
@@ -80,7 +80,7 @@ def test_next_unlabelled_step_opens_the_first_of_the_labelling_queue():
     assert kept == (split[0].session_id, str(split[0].turn_index))
 
 
-def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals():
+def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals(tmp_path):
     """The page's figures against the ones computed here from the judgments file and the
     transcripts' own records (each turn of the sample is one response with one call)."""
     judge = JUDGE_IDS[0]
@@ -100,6 +100,23 @@ def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals():
         assert shown[tool]["tsq"] == pytest.approx(sum(values) / len(values))
         assert shown[tool]["tsq_low"] <= shown[tool]["tsq"] <= shown[tool]["tsq_high"]
     assert any(judge.split("#")[1] in caption.value for caption in at.caption)  # whose
+    store = analysis.align.sample_store().path  # the labels the page compares with
+    by_cli = _trends_json(
+        str(ALIGNMENT),
+        "--by",
+        "tool",
+        "--judge",
+        judge,
+        "--labels",
+        str(store),
+        "--index",
+        str(tmp_path / "index.duckdb"),
+    )
+    for group in by_cli["groups"]:  # the page and the CLI on the same labels
+        assert shown[group["tool"]]["labelled"] == group["labelled"]
+        if group["labelled"]:
+            assert shown[group["tool"]]["agreement"] == pytest.approx(group["agreement"])
+    assert sum(group["labelled"] for group in by_cli["groups"]) > 20
     first, second = sorted(scores)[:2]
     at.selectbox(key="trends_a_tool").set_value(first).run()
     at.selectbox(key="trends_b_tool").set_value(second).run()

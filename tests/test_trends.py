@@ -242,3 +242,130 @@ def test_the_report_compares_the_last_two_agent_versions(two_versions, tmp_path)
     assert "2.1.40" in fact
     assert "<h2>Trends" in html
     assert "<h2>TSQ by tool" in html
+
+
+def _people_majority() -> dict[tuple[str, int], str | None]:
+    """(session, turn) -> the labellers' majority in the labels file (None: evenly split)."""
+    import csv
+    from collections import Counter
+
+    votes: dict[tuple[str, int], Counter] = {}
+    with (ALIGNMENT / "labels.csv").open() as handle:
+        for row in csv.DictReader(handle):
+            votes.setdefault((row["session_id"], int(row["turn_index"])), Counter())[
+                row["value"]
+            ] += 1
+    return {
+        key: None if count["correct"] == count["incorrect"] else count.most_common(1)[0][0]
+        for key, count in votes.items()
+    }
+
+
+def _trends_json(*args: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "analysis", "trends", *args, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versions, tmp_path):
+    """People's step labels go into the index from their store (read again when one is
+    saved), and out with its Parquet: the judge's agreement with them per tool, with its
+    interval, equals the figures counted here from the labels file and the judgments file."""
+    store = tmp_path / "labels.sqlite"
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "labels",
+            "import",
+            str(ALIGNMENT / "labels.csv"),
+            "--db",
+            str(store),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert imported.returncode == 0, imported.stderr
+    index = tmp_path / "index.duckdb"
+    common = [str(two_versions), "--index", str(index), "--by", "tool", "--judge", _judge_id(TEAM)]
+    shown = _trends_json(*common, "--labels", str(store))
+    raw, scores, people = _raw_steps(two_versions / "sessions"), _scores(TEAM), _people_majority()
+    assert any(value is None for value in people.values()), "an evenly split step is left out"
+    for group in shown["groups"]:
+        keys = [k for k, (tool, _) in raw.items() if tool == group["tool"] and people.get(k)]
+        agree = sum((scores[k] >= 0.5) == (people[k] == "correct") for k in keys)
+        assert group["labelled"] == len(keys)
+        if keys:
+            assert group["agreement"] == pytest.approx(agree / len(keys))
+            assert group["agreement_low"] <= group["agreement"] <= group["agreement_high"]
+    assert sum(g["labelled"] for g in shown["groups"]) > 20
+
+    (session, turn), _ = next((k, v) for k, v in people.items() if v == "correct")
+    analysis.AdjudicationStore(store).save_step_label(
+        analysis.study.StepLabel(
+            item_id=f"{session}:{turn}:0", labeller="carol", value="incorrect", reason="later"
+        )
+    )
+    again = _trends_json(*common, "--labels", str(store))
+    tool = raw[session, turn][0]
+    before, after = ({g["tool"]: g for g in run["groups"]}[tool] for run in (shown, again))
+    assert after["labelled"] == before["labelled"], "two of three still say correct"
+    analysis.AdjudicationStore(store).save_step_label(
+        analysis.study.StepLabel(
+            item_id=f"{session}:{turn}:0", labeller="dave", value="incorrect", reason="later"
+        )
+    )
+    third = _trends_json(*common, "--labels", str(store))
+    assert {g["tool"]: g for g in third["groups"]}[tool]["labelled"] == before["labelled"] - 1
+
+    parquet = tmp_path / "parquet"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "index",
+            str(two_versions),
+            "--index",
+            str(index),
+            "--parquet",
+            str(parquet),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    shared = _trends_json("--parquet", str(parquet), "--by", "tool", "--judge", _judge_id(TEAM))
+    assert shared["groups"] == third["groups"]
+
+
+def test_a_file_that_is_not_a_label_store_is_one_sentence(tmp_path):
+    notes = tmp_path / "notes.sqlite"
+    notes.write_text("not a database\n" * 100)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "index",
+            str(ALIGNMENT / "transcripts"),
+            "--index",
+            str(tmp_path / "index.duckdb"),
+            "--labels",
+            str(notes),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"{notes}: not a label store (file is not a database)."
+    )
+    assert "Traceback" not in done.stderr

@@ -42,7 +42,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class IndexProblem(RuntimeError):
@@ -218,7 +218,7 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
         create_tables(conn)
     schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
     if schema and schema[0][0] != str(SCHEMA_VERSION):
-        for table in [*TABLES, "files", "keys", "state"]:
+        for table in [*TABLES, "files", "keys", "state", "label_stores"]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         create_tables(conn)
         rebuilt = f"the index was of an older layout (version {schema[0][0]}): rebuilt"
@@ -233,6 +233,9 @@ def create_tables(conn: Any) -> None:
     )
     conn.execute("CREATE TABLE IF NOT EXISTS keys (source_file VARCHAR, key VARCHAR)")
     conn.execute("CREATE TABLE IF NOT EXISTS state (name VARCHAR PRIMARY KEY, value VARCHAR)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS label_stores (path VARCHAR PRIMARY KEY, version INTEGER)"
+    )
     for table, columns in TABLES.items():
         cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
         conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
@@ -421,6 +424,7 @@ def update_index(
     on_plan: Callable[[int], None] | None = None,
     root: str | Path | None = None,
     discovered: Discovered | None = None,
+    label_stores: Sequence[str | Path] = (),
 ) -> IndexSummary:
     """Build or update the index over ``paths``: new and changed files are parsed (in
     parallel on ``workers`` processes, all cores by default), removed files' rows dropped,
@@ -428,7 +432,9 @@ def update_index(
     index is marked complete only at the end, so an update killed half-way is finished by the
     next one and never read as complete. ``on_plan`` hears how many files will be parsed. With a
     ``root`` (the app's data root), nothing outside it is read, links included; ``discovered``
-    is what ``discover_resolved(paths, root)`` gave, when the caller has it already."""
+    is what ``discover_resolved(paths, root)`` gave, when the caller has it already. The
+    people's step labels of each of ``label_stores`` (adjudication stores) are brought in
+    too, read again when a label was saved there since."""
     started = time.monotonic()
     path = Path(index) if index is not None else default_index_path()
     with _locked(path):
@@ -439,6 +445,7 @@ def update_index(
             if on_plan is not None:
                 on_plan(len(plan.todo))
             _refresh(conn, plan.touched)
+            _update_labels(conn, label_stores)
             if not plan.todo and not plan.removed and _complete(conn):
                 return _summary(conn, path, plan, started, rebuilt)  # nothing else to write
             conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
@@ -477,11 +484,17 @@ def export_parquet(index: str | Path | None, folder: str | Path) -> dict[str, in
     written = {}
     with IndexReader(index) as reader:
         for table in PARTITIONED:
+            sessions = (  # a label's session: wherever it was read from
+                "(SELECT session_id, any_value(project) AS project, min(started_at) AS started_at"
+                " FROM sessions GROUP BY session_id) s USING (session_id)"
+                if table == "labels"
+                else "(SELECT source_file, session_id, project, started_at FROM sessions) s "
+                "USING (source_file, session_id)"
+            )
             keyed = (
                 f"SELECT t.*, coalesce(s.project, '') AS project_key, "
                 f"coalesce(strftime(s.started_at, '%Y-%m'), 'unknown') AS month FROM {table} t "
-                "LEFT JOIN (SELECT source_file, session_id, project, started_at FROM sessions) s "
-                "USING (source_file, session_id)"
+                f"LEFT JOIN {sessions}"
                 if table != "sessions"
                 else "SELECT *, coalesce(project, '') AS project_key, "
                 "coalesce(strftime(started_at, '%Y-%m'), 'unknown') AS month FROM sessions"
@@ -503,6 +516,48 @@ def _refresh(conn: Any, touched: Sequence[tuple[str, str]]) -> None:
         conn.executemany(
             "UPDATE files SET stat_key = ? WHERE path = ?", [(k, p) for p, k in touched]
         )
+
+
+def _update_labels(conn: Any, stores: Sequence[str | Path]) -> None:
+    """Each store's current step labels (the latest of each labeller on each step), replaced
+    in one transaction when its latest label is not the one indexed; a store that is gone
+    leaves none."""
+    import sqlite3
+
+    from analysis.align._labels import session_of
+    from analysis.study._store import AdjudicationStore
+
+    for store in stores:
+        path = Path(store).resolve()
+        try:
+            current = AdjudicationStore(path) if path.is_file() else None
+            version = current.step_labels_version() if current is not None else 0
+            labels = current.step_labels() if current is not None else []
+        except sqlite3.DatabaseError as error:
+            raise IndexProblem(f"{store}: not a label store ({_first_line(error)})") from error
+        known = conn.execute("SELECT version FROM label_stores WHERE path = ?", [str(path)])
+        if known.fetchall() == [(version,)]:
+            continue
+        conn.execute("BEGIN TRANSACTION")
+        conn.execute("DELETE FROM labels WHERE source_file = ?", [str(path)])
+        if labels:
+            conn.executemany(
+                "INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        str(path),
+                        x.item_id,
+                        session_of(x.item_id),
+                        x.labeller,
+                        x.value,
+                        x.reason,
+                        x.labelled_at,
+                    )
+                    for x in labels
+                ],
+            )
+        conn.execute("INSERT OR REPLACE INTO label_stores VALUES (?, ?)", [str(path), version])
+        conn.execute("COMMIT")
 
 
 def _complete(conn: Any) -> bool:

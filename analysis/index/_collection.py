@@ -26,6 +26,7 @@ from analysis.index._build import (
 from analysis.index._read import IndexReader
 from analysis.ingest._loader import discover_resolved, load
 from analysis.models import ParseIssue, Session, TurnJudgment
+from analysis.study._store import StepLabel
 from analysis.views._tables import FINDING_SCHEMA
 
 RECENT_SESSIONS = 16
@@ -60,7 +61,8 @@ class Collection:
     when opened). With a ``root``, nothing outside it is read, links included. Without
     ``with_judgments``, the judgments among the files are left unread and the findings are
     those of the sessions alone (what ``tsq lint`` says without ``--judgments``). ``on_file``
-    and ``on_plan`` hear the update's progress (:func:`~analysis.index.update_index`)."""
+    and ``on_plan`` hear the update's progress (:func:`~analysis.index.update_index`), which
+    brings in the step labels of ``label_stores`` too."""
 
     def __init__(
         self,
@@ -71,13 +73,14 @@ class Collection:
         with_judgments: bool = True,
         on_file: Callable[[], None] | None = None,
         on_plan: Callable[[int], None] | None = None,
+        label_stores: Sequence[str | Path] = (),
     ) -> None:
         self.paths = [str(path) for path in paths]
         self.index = Path(index) if index is not None else default_index_path()
         self.root = None if root is None else str(root)
         discovered = discover_resolved(self.paths, self.root)
         self.summary: IndexSummary = update_index(
-            self.paths, self.index, workers, on_file, on_plan, self.root, discovered
+            self.paths, self.index, workers, on_file, on_plan, self.root, discovered, label_stores
         )
         order = {path: number for number, path in enumerate(discovered[2])}
         with IndexReader(self.index) as reader:
@@ -247,15 +250,18 @@ class Collection:
         return [Finding.model_validate(row) for row in frame.iter_rows(named=True)]
 
     def step_scores(
-        self, judge: str | None = None, judgments: Sequence[TurnJudgment] | None = None
+        self,
+        judge: str | None = None,
+        judgments: Sequence[TurnJudgment] | None = None,
+        labels: Sequence[StepLabel] | None = None,
     ) -> pl.DataFrame:
-        """Every step of the collection with its TSQ by one judge, for the trends
-        (:func:`analysis.index.step_scores`, limited to these files; with ``judgments``, those
-        instead of the index's)."""
+        """Every step of the collection with its TSQ by one judge and the people's label, for
+        the trends (:func:`analysis.index.step_scores`, limited to these files; with
+        ``judgments`` or ``labels``, those instead of the index's)."""
         from analysis.index._trends import step_scores
 
         with IndexReader(self.index) as reader:
-            return step_scores(reader, judge, self._scope, judgments)
+            return step_scores(reader, judge, self._scope, judgments, labels)
 
     def why_empty(self) -> str:
         """Why no session was found under the paths, in one sentence."""

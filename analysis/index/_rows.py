@@ -99,8 +99,18 @@ TABLES: dict[str, dict[str, str]] = {
         "n_requested": "INTEGER",
     },
     "step_inputs": INPUT_COLUMNS,
+    "labels": {
+        "source_file": "VARCHAR",
+        "item_id": "VARCHAR",
+        "session_id": "VARCHAR",
+        "labeller": "VARCHAR",
+        "value": "VARCHAR",
+        "reason": "VARCHAR",
+        "labelled_at": "TIMESTAMPTZ",
+    },
 }
-"""Each table's columns and DuckDB types, in order."""
+"""Each table's columns and DuckDB types, in order. ``labels`` holds people's current step
+labels, each row naming the label store it came from (its ``source_file``)."""
 
 Rows = dict[str, list[dict[str, Any]]]
 

@@ -24,7 +24,8 @@ from pydantic import BaseModel
 
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
-from analysis.models import TurnJudgment
+from analysis.models import TurnJudgment, step_item_id
+from analysis.study._store import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
@@ -53,6 +54,7 @@ _JUDGMENT_SCHEMA = pl.Schema(
     }
 )
 IN_SCOPE = "source_file IN (SELECT path FROM scope)"
+LABEL_FIELDS = ("item_id", "labeller", "value", "reason", "labelled_at")
 
 
 def _frame(reader: IndexReader | ParquetTables | LoadedTables, query: str) -> pl.DataFrame:
@@ -75,12 +77,15 @@ def step_scores(
     judge: str | None = None,
     scope: Sequence[str] | None = None,
     judgments: Sequence[TurnJudgment] | None = None,
+    labels: Sequence[StepLabel] | None = None,
 ) -> pl.DataFrame:
     """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
     judgments, the first by name among equals): a step that judge did not judge has ``score``
     null and ``judged`` false, one it judged without a valid vote ``unscored`` true. With
     ``scope`` (resolved paths), only the steps and judgments of those files; with
-    ``judgments``, those instead of the index's."""
+    ``judgments``, those instead of the index's. ``people`` is the people's majority label of
+    the step (:func:`analysis.align.references`; null where none or evenly split), from
+    ``labels``, else from the index's labels table."""
     steps_query, judgments_query = STEP_QUERY, JUDGMENT_QUERY
     if scope is not None:
         with_scope(reader.conn, scope)
@@ -103,9 +108,29 @@ def step_scores(
             pl.col("score").is_not_null().alias("judged"),
             (pl.col("_judged").fill_null(False) & pl.col("score").is_null()).alias("unscored"),
             pl.lit(chosen, pl.String).alias("judge"),
+            _people(steps, reader if labels is None else labels),
         )
         .drop("_judged")
     )
+
+
+def _people(
+    steps: pl.DataFrame, labels: IndexReader | ParquetTables | LoadedTables | Sequence[StepLabel]
+) -> pl.Series:
+    """Each step's people's majority label, from the labels or the reader's labels table."""
+    from analysis.align._labels import references
+
+    if not isinstance(labels, Sequence):
+        rows = labels.conn.execute(
+            "SELECT item_id, labeller, value, reason, labelled_at FROM labels"
+            " ORDER BY labelled_at, item_id, labeller"
+        ).fetchall()
+        labels = [StepLabel(**dict(zip(LABEL_FIELDS, row, strict=True))) for row in rows]
+    majority = {item: ref.value for item, ref in references(labels).items()}
+    if not majority:
+        return pl.Series("people", [None] * steps.height, pl.String)
+    keys = steps.select(STEP_KEYS).iter_rows()
+    return pl.Series("people", [majority.get(step_item_id(*key)) for key in keys], pl.String)
 
 
 def by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
@@ -144,13 +169,35 @@ def _share(count: int, others: int) -> float | None:
     return count / (count + others) if count + others else None
 
 
+def _agreement(part: pl.DataFrame) -> dict[str, int | float | None]:
+    """Of the scored steps people labelled: how many, and the share where the judge's majority
+    (:func:`analysis.judge.majority_label`) is the people's, with its Wilson 95% interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from analysis.judge._results import majority_label
+
+    both = part.filter(pl.col("score").is_not_null() & pl.col("people").is_not_null())
+    if not both.height:
+        return {"labelled": 0, "agreement": None, "agreement_low": None, "agreement_high": None}
+    pairs = both.select("score", "people").rows()
+    agree = sum(majority_label(score) == people for score, people in pairs)
+    low, high = proportion_confint(agree, both.height, alpha=0.05, method="wilson")
+    return {
+        "labelled": both.height,
+        "agreement": agree / both.height,
+        "agreement_low": float(low),
+        "agreement_high": float(high),
+    }
+
+
 def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, whether the
     judged steps are a sample of the group's (``sampled``: some judged, not all, as
     ``tsq judge --sample-to`` leaves them), the split-vote share (of the scored steps), the
     unscored share (of the steps the judge tried: no valid vote), the unjudged share (of all
-    steps: not scored), tool calls and tool errors. A step that called several tools counts in each
-    tool's group."""
+    steps: not scored), tool calls and tool errors; and of the scored steps people labelled
+    (``labelled``), the judge's ``agreement`` with them and its Wilson 95% interval. A step
+    that called several tools counts in each tool's group."""
     grouped, column = by_group(steps, by)
     rows = []
     for (group,), part in grouped.group_by(column, maintain_order=True):
@@ -170,6 +217,7 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "unjudged_share": 1 - scores.size / part.height,
                 "calls": int(part["calls"].sum()),
                 "errors": int(part["errors"].sum()),
+                **_agreement(part),
             }
         )
     frame = pl.DataFrame(rows, infer_schema_length=None)
