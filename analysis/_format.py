@@ -20,3 +20,75 @@ def interval(
         return ""
     low, high = (share(b, missing) if percent else number(b, missing) for b in bounds)
     return f" [{low}, {high}]"
+
+
+HEADERS = {
+    "session_id": "session id",
+    "tool_calls": "tool calls",
+    "judged_turns": "judged turns",
+    "mean_tsq": "mean TSQ",
+    "split_turns": "split-vote turns",
+    "unscored_turns": "unscored turns",
+    "judged": "judged steps",
+    "tsq": "TSQ",
+    "tsq_low": "TSQ low (95%)",
+    "tsq_high": "TSQ high (95%)",
+    "steps_judged": "judged steps",
+    "split_share": "split votes",
+    "unscored_share": "unscored",
+    "unjudged_share": "not judged",
+    "labelled": "labelled by people",
+    "agreement": "agreement",
+    "agreement_low": "agreement low (95%)",
+    "agreement_high": "agreement high (95%)",
+    "turn_index": "turn",
+    "step_index": "step",
+    "parent_call_id": "subagent of call",
+    "catalog_no_call": "catalog, no call",
+    "score": "TSQ",
+    "votes_label": "votes",
+    "for_correct": "argument for",
+    "for_incorrect": "argument against",
+    "n": "items",
+    "kappa_low": "kappa low (95%)",
+    "kappa_high": "kappa high (95%)",
+    "ai": "AI",
+    "ai_share": "AI share",
+    "version": "agent version",
+}
+"""Column headings in words, for the tables people read (the report, the pages); a column not
+named here is its name with spaces for underscores."""
+
+PERCENT_COLUMNS = frozenset(
+    {
+        "split_share",
+        "unscored_share",
+        "unjudged_share",
+        "agreement",
+        "agreement_low",
+        "agreement_high",
+        "ai_share",
+        "human_share",
+        "followed_share",
+        "before",
+        "after",
+        "change",
+    }
+)
+"""Columns of shares, written as percentages (:func:`share`); other fractions get two
+decimals."""
+
+
+def header(column: str) -> str:
+    """A column's heading in words (:data:`HEADERS`)."""
+    return HEADERS.get(column, column.replace("_", " "))
+
+
+def cell(column: str, value: float) -> str:
+    """A number of a table as people read it: a share as a percentage, a fraction with two
+    decimals, a count with thousands separated."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return share(value) if column in PERCENT_COLUMNS else f"{value:.2f}"

@@ -34,7 +34,14 @@ class Page(HTMLParser):
         self.sections: list[str] = []
         self.charts: list[str] = []
         self.facts: dict[str, str] = {}
+        self.figures: dict[str, str] = {}
+        """The headline figures of *What we found*, by ``data-figure``."""
+        self.headings: dict[str, list[str]] = {}
+        """Each table's column headings as a reader sees them (``header`` has the columns)."""
         self._fact: str | None = None
+        self._figure: str | None = None
+        self._in_value = False
+        self._column: str | None = None
         self._table: str | None = None
         self._cell: list[str] | None = None
         self._row: list[str] | None = None
@@ -59,14 +66,27 @@ class Page(HTMLParser):
             self._row = []
         elif tag in ("td", "th"):
             self._cell = []
+            self._column = attributes.get("data-col") if tag == "th" else None
+        elif tag == "div" and "data-figure" in attributes:
+            self._figure = attributes["data-figure"]
+        elif tag == "dd" and self._figure is not None:
+            self._in_value = True
+            self.figures[self._figure] = ""
         elif tag == "script":
             self._script, self._text = attributes, []
 
     def handle_endtag(self, tag):
         if tag == "li":
             self._fact = None
+        if tag == "dd":
+            self._in_value = False
+        if tag == "div":
+            self._figure = None
         if tag in ("td", "th") and self._cell is not None and self._row is not None:
-            self._row.append("".join(self._cell))
+            text = "".join(self._cell)
+            if tag == "th" and self._table:
+                self.headings.setdefault(self._table, []).append(text)
+            self._row.append(self._column if tag == "th" and self._column else text)
             self._cell = None
         elif tag == "tr" and self._table and self._row is not None:
             table = self.tables[self._table]
@@ -82,6 +102,8 @@ class Page(HTMLParser):
             self._script = None
 
     def handle_data(self, data):
+        if self._in_value and self._figure is not None:
+            self.figures[self._figure] += data
         if self._fact is not None:
             self.facts[self._fact] += data
         if self._cell is not None:
@@ -144,6 +166,12 @@ def test_sessions_table_matches_independent_counts(loaded, page):
     assert rows[RICH]["mean_tsq"] == "0.92"  # turns 1, 1, 1 and 2/3: the mean of turn means
 
 
+def percent(text: str) -> float:
+    """A share as the report writes it ("48.2%") in percent."""
+    assert text.endswith("%"), text
+    return float(text.removesuffix("%"))
+
+
 def number(pattern: str, text: str) -> str:
     found = re.search(pattern, text)
     assert found, f"{pattern!r} not in {text!r}"
@@ -161,7 +189,13 @@ def test_what_we_found_comes_first_with_independent_numbers(loaded, page):
         per_session.setdefault(sid, []).extend([mean] if mean is not None else [])
     session_means = [sum(v) / len(v) for v in per_session.values() if v]
     mean = sum(session_means) / len(session_means)
-    assert number(r"Mean TSQ is (\S+) across", facts["mean_tsq"]) == f"{mean:.2f}"
+    shown = re.search(r"Mean TSQ is (\S+) \[(\S+), (\S+)\] across", facts["mean_tsq"])
+    assert shown, facts["mean_tsq"]
+    assert shown.group(1) == f"{mean:.2f}"
+    low, high = float(shown.group(2)), float(shown.group(3))
+    assert min(session_means) - 0.005 <= low <= mean <= high <= max(session_means) + 0.005
+    assert page.figures["mean_tsq"] == f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+    assert page.figures["sessions"] == str(len(result.sessions))
     assert number(r"across (\d+) judged sessions", facts["mean_tsq"]) == str(len(session_means))
     assert number(r"judged sessions? \(of (\d+);", facts["mean_tsq"]) == str(len(result.sessions))
     full = [j for j in result.judgments if j.condition == "full"]
@@ -369,7 +403,7 @@ def test_extra_sections_are_appended_escaped(loaded):
     assert parsed.sections[-2:] == ["council-vs-humans", "council-vs-humans"]
     assert "&lt;b&gt;not bold&lt;/b&gt;" in document
     assert parsed.tags.get("b", 0) == 0
-    assert parsed.records("council-vs-humans")[0] == {"field": "tool_policy", "agreement": "0.48"}
+    assert parsed.records("council-vs-humans")[0] == {"field": "tool_policy", "agreement": "48.0%"}
 
 
 @pytest.fixture
@@ -562,14 +596,15 @@ def test_labels_add_the_study_tables_before_and_after(tmp_path):
         agreed = sum(human[i][field] == council[i][field] for i in human)
         assert raw[field]["agreed"] == str(agreed)
         assert raw[field]["n"] == str(len(human))
-    assert raw["all fields"]["agreement"] == "0.67"  # 66.6%
+    assert raw["all fields"]["agreement"] == "66.6%"  # shares as percentages
     after = {r["field"]: r for r in page.records("before-and-after-reconciliation")}
-    assert (after["tool_policy"]["before"], after["tool_policy"]["after"]) == ("0.48", "0.95")
+    shares = (after["tool_policy"]["before"], after["tool_policy"]["after"])
+    assert tuple(round(percent(x)) for x in shares) == (48, 95)
     agreement = page.facts["agreement"]
     assert page.sections[0] == "what-we-found"
     assert "on 450 items" in agreement
     for field, row in after.items():
-        before, later = round(float(row["before"]) * 100), round(float(row["after"]) * 100)
+        before, later = round(percent(row["before"])), round(percent(row["after"]))
         assert f"{field} {before}% → {later}%" in agreement
     assert "tool_policy 48% → 95%" in agreement
     assert "61 human-adjudicated, 280 AI-adjudicated" in out.read_text()
@@ -772,3 +807,77 @@ def test_the_report_through_the_index_is_the_report_of_every_file(corpus, tmp_pa
 
     workspace = Workspace(Collection([folder], index), fresh=analysis.load_judgments(extra))
     assert workspace.report(show_paths=False) == documents[0]
+
+
+def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_path):
+    """What a stakeholder reads first, through the index with people's labels: the judge's
+    agreement with them and the lowest-TSQ tools, against counts made here from the
+    judgments, the labels and the sessions' own calls; every heading is words."""
+    from analysis.index import Collection
+    from analysis.render._steps import turn_steps
+    from analysis.study import StepLabel
+
+    folder = tmp_path / "sessions"
+    shutil.copytree(corpus / "claude-code" / "spotter", folder)
+    sessions = analysis.load([folder]).sessions
+    judgments = _rotation_judgments(sessions)
+    (folder / "rotation.judgments.jsonl").write_text(
+        "".join(j.model_dump_json() + "\n" for j in judgments)
+    )
+    scored = [j for j in judgments if j.score is not None]
+    people = {j.item_id: ("correct" if n % 3 else "incorrect") for n, j in enumerate(scored[:40])}
+    store = analysis.AdjudicationStore(tmp_path / "labels.sqlite")
+    store.save_step_labels(
+        [StepLabel(item_id=item, labeller="alice", value=value) for item, value in people.items()]
+    )
+    collection = Collection([folder], tmp_path / "index.duckdb", label_stores=[store.path])
+    page = Page(analysis.build_report(collection))
+
+    agree = sum((j.score >= 0.5) == (people[j.item_id] == "correct") for j in scored[:40])
+    assert page.figures["agreement"].startswith(f"{agree / 40:.0%} [")
+    assert page.figures["agreement"].endswith("] of 40 labelled steps")
+    assert page.figures["judged"] == f"{len(judgments):,}"
+
+    tools: dict[str, list[float]] = {}
+    for session in sessions:
+        for turn in session.turns:
+            for step in turn_steps(turn, subagents=True):
+                key = (session.session_id, turn.index, step.index, step.parent_call_id)
+                score = next(
+                    (
+                        j.score
+                        for j in scored
+                        if (j.session_id, j.turn_index, j.step_index, j.parent_call_id) == key
+                    ),
+                    None,
+                )
+                for tool in dict.fromkeys(call.name for call in step.message.tool_calls):
+                    if score is not None:
+                        tools.setdefault(tool, []).append(score)
+    means = sorted((sum(v) / len(v), tool) for tool, v in tools.items() if len(v) >= 5)[:3]
+    worst = page.records("worst-tools")
+    assert [row["tool"] for row in worst] == [tool for _, tool in means]
+    for row, (mean, _) in zip(worst, means, strict=True):  # two decimals, either way of a tie
+        assert float(row["tsq"]) == pytest.approx(mean, abs=0.005 + 1e-9)
+    for row in worst:
+        assert float(row["tsq_low"]) <= float(row["tsq"]) <= float(row["tsq_high"])
+    for table, headings in page.headings.items():
+        assert not [h for h in headings if "_" in h], table
+
+
+def test_long_cells_fold_and_numbers_read_as_people_write_them():
+    from analysis.report._html import LONG_CELL, table_html
+
+    long = "word " * 100
+    frame = pl.DataFrame(
+        {"calls": [long.strip(), "Read"], "split_share": [0.3333, None], "steps": [12345, 2]}
+    )
+    page = Page(table_html(frame, "t"))
+    assert page.headings["t"] == ["calls", "split votes", "steps"]
+    folded, short = page.records("t")
+    assert folded["calls"].startswith("word word")
+    assert f"… ({len(long.strip()):,} characters)" in folded["calls"]
+    assert folded["calls"].endswith(long.strip()), "the whole text is a click away"
+    assert len(folded["calls"].split("…")[0]) <= LONG_CELL
+    assert (short["calls"], short["split_share"], short["steps"]) == ("Read", "—", "2")
+    assert (folded["split_share"], folded["steps"]) == ("33.3%", "12,345")

@@ -146,7 +146,8 @@ def _scores(frame: pl.DataFrame) -> np.ndarray:
     return np.sort(frame["score"].drop_nulls().to_numpy().astype(float))
 
 
-def _interval(scores: np.ndarray, seed: int) -> tuple[float | None, float | None]:
+def mean_interval(scores: np.ndarray, seed: int = 0) -> tuple[float | None, float | None]:
+    """The 95% interval of the mean of ``scores`` (sorted), by the rule the module names."""
     n = scores.size
     if n < 2:
         return None, None
@@ -169,7 +170,7 @@ def _share(count: int, others: int) -> float | None:
     return count / (count + others) if count + others else None
 
 
-def _agreement(part: pl.DataFrame) -> dict[str, int | float | None]:
+def agreement(part: pl.DataFrame) -> dict[str, int | float | None]:
     """Of the scored steps people labelled: how many, and the share where the judge's majority
     (:func:`analysis.judge.majority_label`) is the people's, with its Wilson 95% interval."""
     from statsmodels.stats.proportion import proportion_confint
@@ -192,8 +193,8 @@ def _agreement(part: pl.DataFrame) -> dict[str, int | float | None]:
 
 def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     """Per group of ``by``: steps, judged steps, mean TSQ and its 95% interval, whether the
-    judged steps are a sample of the group's (``sampled``: some judged, not all, as
-    ``tsq judge --sample-to`` leaves them), the split-vote share (of the scored steps), the
+    judged steps are a sample of the group's (``sampled``: some judged, scored or not, but not
+    all, as ``tsq judge --sample-to`` leaves them), the split-vote share (of the scored steps), the
     unscored share (of the steps the judge tried: no valid vote), the unjudged share (of all
     steps: not scored), tool calls and tool errors; and of the scored steps people labelled
     (``labelled``), the judge's ``agreement`` with them and its Wilson 95% interval. A step
@@ -202,7 +203,7 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     rows = []
     for (group,), part in grouped.group_by(column, maintain_order=True):
         scores = _scores(part)
-        low, high = _interval(scores, seed)
+        low, high = mean_interval(scores, seed)
         rows.append(
             {
                 by: group,
@@ -211,13 +212,13 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "tsq": float(scores.mean()) if scores.size else None,
                 "tsq_low": low,
                 "tsq_high": high,
-                "sampled": 0 < scores.size < part.height,
+                "sampled": 0 < scores.size + int(part["unscored"].sum()) < part.height,
                 "split_share": float(((scores > 0) & (scores < 1)).mean()) if scores.size else None,
                 "unscored_share": _share(int(part["unscored"].sum()), scores.size),
                 "unjudged_share": 1 - scores.size / part.height,
                 "calls": int(part["calls"].sum()),
                 "errors": int(part["errors"].sum()),
-                **_agreement(part),
+                **agreement(part),
             }
         )
     frame = pl.DataFrame(rows, infer_schema_length=None)

@@ -23,9 +23,11 @@ from html import escape
 from typing import Any
 
 import altair as alt
+import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from analysis._format import cell, header
 from analysis.export._paths import without_home
 from analysis.findings._lint import Finding, findings_for_condition, lint
 from analysis.index._collection import Collection
@@ -67,6 +69,10 @@ MAX_NAMED_SESSIONS = 5
 """*What we found* names at most this many sessions in one sentence."""
 MAX_SESSION_CHARTS = 10
 WORST_STEPS_PER_SESSION = 3
+WORST_TOOLS = 3
+WORST_TOOL_STEPS = 5
+"""*What we found* lists the ``WORST_TOOLS`` tools of lowest TSQ among those with at least
+``WORST_TOOL_STEPS`` judged steps (fewer say too little to single a tool out)."""
 ABLATION_FACETS = 8
 """Beyond this many sessions the ablation chart shows all sessions together."""
 _CSP = (
@@ -83,10 +89,17 @@ table.data { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
 table.data th, table.data td { border: 1px solid #e0e0e0; padding: 0.25rem 0.5rem;
        text-align: left; vertical-align: top; }
 table.data th { background: #f5f5f5; }
-table.data td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td { white-space: pre-wrap; word-break: break-word; }
+table.data td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.data summary { cursor: pointer; }
+td { white-space: pre-wrap; }
+table.data td.text { overflow-wrap: anywhere; min-width: 14rem; }
 .chart { margin: 1rem 0; }
 .note { color: #616161; font-size: 0.85rem; }
+dl.glance { display: flex; flex-wrap: wrap; gap: 0.8rem; margin: 1rem 0; }
+dl.glance div { border: 1px solid #e0e0e0; border-radius: 6px; padding: 0.5rem 0.9rem;
+       min-width: 9rem; }
+dl.glance dt { color: #616161; font-size: 0.8rem; }
+dl.glance dd { margin: 0.2rem 0 0; font-size: 1.4rem; font-variant-numeric: tabular-nums; }
 ul.found { font-size: 1.05rem; line-height: 1.5; max-width: 56rem; padding-left: 1.2rem; }
 ul.found li { margin: 0.4rem 0; }
 @media print {
@@ -125,37 +138,53 @@ def _slug(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section"
 
 
-def _cell(value: Any) -> tuple[str, bool]:
-    """A table cell's text and whether it is a number (right-aligned)."""
+LONG_CELL = 160
+"""Cells longer than this many characters show their start, the rest a click away."""
+
+
+WORD_CELL = 24
+"""Text cells up to this long (a tool's name, a code) never break inside a word."""
+
+
+def _cell_html(column: str, value: Any) -> tuple[str, str]:
+    """A table cell's HTML (escaped) and its class: numbers (``num``, right-aligned) by
+    :func:`analysis._format.cell`, nulls as —, longer text (``text``) free to wrap anywhere,
+    long text folded."""
     if value is None:
-        return "—", False
-    if isinstance(value, bool):
-        return ("yes" if value else "no"), False
-    if isinstance(value, float):
-        return f"{value:.2f}", True
-    if isinstance(value, int):
-        return str(value), True
-    if isinstance(value, list):
-        return ", ".join(str(item) for item in value), False
-    return str(value), False
+        return "—", ""
+    if isinstance(value, bool | int | float):
+        return escape(cell(column, value)), "" if isinstance(value, bool) else "num"
+    text = ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
+    kind = "text" if len(text) > WORD_CELL else ""
+    if len(text) <= LONG_CELL:
+        return escape(text), kind
+    start = text[:LONG_CELL].rsplit(" ", 1)[0] if " " in text[:LONG_CELL] else text[:LONG_CELL]
+    return (
+        f"<details><summary>{escape(start)}… ({len(text):,} characters)</summary>"
+        f"{escape(text)}</details>",
+        kind,
+    )
 
 
 def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -> str:
-    """A frame as an HTML table, every cell escaped; floats to two decimals, nulls as —."""
-    head = "".join(f"<th>{escape(column)}</th>" for column in frame.columns)
+    """A frame as an HTML table, every cell escaped, headed in words
+    (:func:`analysis._format.header`; ``data-col`` keeps each column's name)."""
+    head = "".join(
+        f'<th data-col="{escape(column)}">{escape(header(column))}</th>' for column in frame.columns
+    )
     rows = []
     for row in frame.head(max_rows).iter_rows():
         cells = []
         for column, value in zip(frame.columns, row, strict=True):
-            text, numeric = _cell(value)
-            kind = ' class="num"' if numeric else ""
-            cells.append(f'<td data-col="{escape(column)}"{kind}>{escape(text)}</td>')
+            html, kind = _cell_html(column, value)
+            attribute = f' class="{kind}"' if kind else ""
+            cells.append(f'<td data-col="{escape(column)}"{attribute}>{html}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
     more = ""
     if frame.height > max_rows:
         more = (
-            f'<p class="note">{frame.height - max_rows} more rows not shown '
-            f"({frame.height} in all).</p>"
+            f'<p class="note">{frame.height - max_rows:,} more rows not shown '
+            f"({frame.height:,} in all).</p>"
         )
     return (
         f'<table class="data" data-table="{escape(name)}">'
@@ -220,13 +249,15 @@ def render_report(
 
 
 def _named(frame: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
-    """``frame`` with a readable ``session`` column just before its ``session_id``."""
+    """``frame`` with a readable ``session`` column where its ``session_id`` was, the full id
+    moved to the end (to copy, not to read)."""
     if "session_id" not in frame.columns or "session" in frame.columns:
         return frame
     at = frame.columns.index("session_id")
     name = pl.col("session_id").replace_strict(names, default=pl.col("session_id"))
+    others = [column for column in frame.columns if column != "session_id"]
     return frame.with_columns(name.cast(pl.String).alias("session")).select(
-        *frame.columns[:at], "session", *frame.columns[at:]
+        *others[:at], "session", *others[at:], "session_id"
     )
 
 
@@ -333,10 +364,13 @@ def _found_section(
     findings: Sequence[Finding],
     overview: pl.DataFrame,
     condition: Condition,
+    steps_scored: pl.DataFrame | None,
     extra_facts: Sequence[tuple[str, str]] = (),
 ) -> ReportSection:
-    """The few numbers that matter, each in one sentence, from the tables the other sections
-    show: :func:`turn_scores` for turns and steps, :func:`session_overview` for sessions."""
+    """The page a stakeholder reads: the headline figures with their intervals and the worst
+    tools, then the few numbers that matter, each in one sentence, from the tables the other
+    sections show (:func:`turn_scores` for turns and steps, :func:`session_overview` for
+    sessions, the trends' rule for tools and agreement)."""
     scores = turn_scores(judgments).filter(pl.col("condition") == condition)
     means = overview["mean_tsq"].drop_nulls()
     steps = int(scores["steps"].sum())
@@ -347,7 +381,7 @@ def _found_section(
         facts.append(
             (
                 "mean_tsq",
-                f"Mean TSQ is {sum(means.to_list()) / means.len():.2f} across "
+                f"Mean TSQ is {_mean_tsq(means)} across "
                 f"{_plural(means.len(), 'judged session')} (of {overview.height}; "
                 f"{condition} condition; a session's TSQ is the mean of its turns, a turn's the "
                 "mean of its judged steps), from 0 (every choice wrong) to 1 (every choice "
@@ -387,7 +421,71 @@ def _found_section(
     items = "".join(
         f'<li data-fact="{escape(key)}">{escape(sentence)}</li>' for key, sentence in facts
     )
-    return ReportSection(title="What we found", html=f'<ul class="found">{items}</ul>')
+    glance = _glance_html(overview, means, judged, unit, steps_scored)
+    return ReportSection(title="What we found", html=f'{glance}<ul class="found">{items}</ul>')
+
+
+def _mean_tsq(means: pl.Series) -> str:
+    """The mean of the sessions' TSQ with its 95% interval (over sessions)."""
+    from analysis.index._trends import mean_interval
+
+    values = np.sort(means.to_numpy().astype(float))
+    low, high = mean_interval(values)
+    bounds = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    return f"{values.mean():.2f}{bounds}"
+
+
+def _glance_html(
+    overview: pl.DataFrame,
+    means: pl.Series,
+    judged: int,
+    unit: str,
+    steps: pl.DataFrame | None,
+) -> str:
+    """The figures a stakeholder reads first, each with its interval: sessions, what was
+    judged, mean TSQ, agreement with people (where they labelled steps) and the worst tools."""
+    from analysis.index._trends import agreement, trends
+
+    figures = [
+        ("sessions", "Sessions", f"{overview.height:,}"),
+        ("judged", "Steps judged" if unit.endswith("(step)") else "Turns judged", f"{judged:,}"),
+        ("mean_tsq", "Mean TSQ [95% interval]", _mean_tsq(means) if means.len() else "—"),
+    ]
+    worst = ""
+    if steps is not None:
+        people = agreement(steps)
+        if people["labelled"]:
+            figures.append(
+                (
+                    "agreement",
+                    "Judge agrees with people",
+                    f"{people['agreement']:.0%} [{people['agreement_low']:.0%}, "
+                    f"{people['agreement_high']:.0%}] of {people['labelled']:,} labelled steps",
+                )
+            )
+        tools = (
+            trends(steps, "tool")
+            .filter(pl.col("judged") >= WORST_TOOL_STEPS)
+            .sort("tsq", "tool")
+            .head(WORST_TOOLS)
+        )
+        if tools.height:
+            rows = tools.select(
+                "tool",
+                pl.col("judged").alias("steps_judged"),
+                "tsq",
+                "tsq_low",
+                "tsq_high",
+            )
+            worst = (
+                f"<h3>Lowest TSQ by tool (of those with {WORST_TOOL_STEPS} judged steps or "
+                "more)</h3>" + table_html(rows, "worst-tools")
+            )
+    cells = "".join(
+        f'<div data-figure="{key}"><dt>{escape(label)}</dt><dd>{escape(value)}</dd></div>'
+        for key, label, value in figures
+    )
+    return f'<dl class="glance">{cells}</dl>{worst}'
 
 
 def _summary_section(
@@ -423,16 +521,16 @@ def _sessions_section(
 ) -> ReportSection:
     shown = _named(overview, names).select(
         "session",
-        "session_id",
-        "format",
-        "turns",
-        "tool_calls",
-        "judged_turns",
         "mean_tsq",
+        "judged_turns",
         "split_turns",
         "unscored_turns",
         "errors",
         "warnings",
+        "turns",
+        "tool_calls",
+        "format",
+        "session_id",
     )
     charts = [score_distribution_chart(overview)] if overview["mean_tsq"].drop_nulls().len() else []
     return ReportSection(
@@ -583,18 +681,13 @@ def _version_order(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version))
 
 
-def _trends_sections(
-    data: ReportData, judgments: Sequence[TurnJudgment], condition: Condition
-) -> list[ReportSection]:
+def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
     """TSQ over time and per agent version and tool (the collection's trends, from these
     sessions and judgments), and the last two agent versions compared: differences only with
     their intervals, and a change inside the noise said to be one."""
     from analysis.index._trends import shift, trend_chart, trends
 
-    if condition != "full":
-        return []
-    steps = data.steps(judgments)
-    if not steps["judged"].any():
+    if steps is None:
         return []
     weekly, versions, tools = (trends(steps, by) for by in ("week", "version", "tool"))
     judged_versions = sorted(
@@ -615,15 +708,27 @@ def _trends_sections(
                 "difference leaves out 0."
             ),
             charts=[trend_chart(weekly, "week"), trend_chart(versions, "version")],
-            table=versions,
+            table=_readable_trends(versions),
             facts=facts,
         ),
         ReportSection(
             title="TSQ by tool",
             intro="A step that called several tools counts for each of them.",
-            table=tools,
+            table=_readable_trends(tools),
         ),
     ]
+
+
+def _readable_trends(table: pl.DataFrame) -> pl.DataFrame:
+    """A trends table with the columns a reader needs: whether a group was sampled only when
+    one was, agreement with people only where they labelled steps."""
+    columns = [table.columns[0], "steps", "judged", "tsq", "tsq_low", "tsq_high"]
+    if table["sampled"].any():
+        columns.append("sampled")
+    columns += ["split_share", "unscored_share", "calls", "errors"]
+    if table["labelled"].sum():
+        columns += ["labelled", "agreement", "agreement_low", "agreement_high"]
+    return table.select(columns)
 
 
 def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> ReportSection:
@@ -684,10 +789,14 @@ def report_sections(
     overview = overview_of(data.base, data.labels, judgments, findings_frame(relevant), condition)
     names = data.names
     judged = data.sessions({j.session_id for j in judgments})
-    trend_sections = _trends_sections(data, judgments, condition)
+    steps = data.steps(judgments) if condition == "full" else None
+    judged_steps = steps if steps is not None and steps["judged"].any() else None
+    trend_sections = _trends_sections(judged_steps)
     facts = [fact for section in trend_sections for fact in section.facts]
     sections: list[ReportSection | None] = [
-        _found_section(names, judgments, relevant, overview, condition, [*facts, *extra_facts]),
+        _found_section(
+            names, judgments, relevant, overview, condition, judged_steps, [*facts, *extra_facts]
+        ),
         _summary_section(data, judgments, condition),
         _sessions_section(overview, condition, names),
         *trend_sections,
