@@ -717,6 +717,26 @@ def study_store_path() -> Path:
     return analysis.study.default_store_path(path)
 
 
+def worded_table(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """``frame`` and column settings that head its columns in words and write its numbers as
+    the report does (``analysis._format``: shares as percentages with one decimal, fractions
+    with two, counts with separators); shares are scaled to percent for that."""
+    from analysis._format import PERCENT_COLUMNS, header
+
+    settings: dict[str, Any] = {}
+    for column, dtype in frame.schema.items():
+        if column in PERCENT_COLUMNS:
+            settings[column] = st.column_config.NumberColumn(header(column), format="%.1f%%")
+        elif dtype.is_float():
+            settings[column] = st.column_config.NumberColumn(header(column), format="%.2f")
+        elif dtype.is_integer():
+            settings[column] = st.column_config.NumberColumn(header(column), format="localized")
+        else:
+            settings[column] = header(column)
+    shares = [column for column in frame.columns if column in PERCENT_COLUMNS]
+    return frame.with_columns(pl.col(shares) * 100), settings
+
+
 def people_labels() -> list[analysis.study.StepLabel]:
     """People's current step labels in the store the Turn page saves them to (none yet: no
     store)."""

@@ -5,8 +5,16 @@ from typing import cast
 
 import streamlit as st
 
-from analysis.index import DIMENSIONS, Dimension, moved_most, shift, trend_chart, trends
-from workbench_ui import chart_downloads, data_source, inert, people_labels
+from analysis.index import (
+    DIMENSIONS,
+    Dimension,
+    moved_most,
+    readable_trends,
+    shift,
+    trend_chart,
+    trends,
+)
+from workbench_ui import chart_downloads, data_source, inert, people_labels, worded_table
 
 LABELS = {
     "tool": "tool",
@@ -20,6 +28,7 @@ st.title("Trends")
 workspace = data_source()
 steps = workspace.collection.step_scores(workspace.judge, workspace.all_judgments, people_labels())
 judged = int(steps["judged"].sum())
+unscored = int(steps["unscored"].sum())
 if not judged:
     st.info(
         f"None of the {steps.height:,} steps of these sessions was judged yet: judge them "
@@ -39,8 +48,10 @@ by = cast(
 )
 table = trends(steps, by)
 st.caption(
-    f"Judge {inert(str(steps['judge'][0]))}: {judged:,} of {steps.height:,} steps judged "
-    f"({judged / steps.height:.0%}), full condition. Each mean TSQ comes with its 95% interval "
+    f"Judge {inert(str(steps['judge'][0]))}: {judged:,} of {steps.height:,} steps scored "
+    f"({judged / steps.height:.0%})"
+    + (f", {unscored:,} more judged without a valid vote" if unscored else "")
+    + ", full condition. Each mean TSQ comes with its 95% interval "
     "(a bootstrap over steps; Wilson where every step scored alike); a step that called "
     "several tools counts for each. Judgments made on the Judge page in this session count too. "
     "Agreement with people compares the judge's majority with the people's step labels saved "
@@ -49,22 +60,8 @@ st.caption(
 chart = trend_chart(table, by)
 st.altair_chart(chart)
 chart_downloads(chart, f"tsq-by-{by}")
-st.dataframe(
-    table,
-    hide_index=True,
-    column_config={
-        "tsq": st.column_config.NumberColumn("TSQ", format="%.2f"),
-        "tsq_low": st.column_config.NumberColumn("low (95%)", format="%.2f"),
-        "tsq_high": st.column_config.NumberColumn("high (95%)", format="%.2f"),
-        "split_share": st.column_config.NumberColumn("split votes", format="percent"),
-        "unscored_share": st.column_config.NumberColumn("unscored", format="percent"),
-        "unjudged_share": st.column_config.NumberColumn("not judged", format="percent"),
-        "labelled": st.column_config.NumberColumn("labelled by people"),
-        "agreement": st.column_config.NumberColumn("agrees with people", format="percent"),
-        "agreement_low": st.column_config.NumberColumn("low (95%)", format="percent"),
-        "agreement_high": st.column_config.NumberColumn("high (95%)", format="percent"),
-    },
-)
+shown, settings = worded_table(readable_trends(table))
+st.dataframe(shown, hide_index=True, column_config=settings)
 
 comparable = [str(g) for g in table.filter(table["judged"] >= 2)[by].drop_nulls()]
 st.subheader(f"Two {LABELS[by]}s compared")

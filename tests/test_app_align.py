@@ -112,10 +112,10 @@ def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals(tmp
         "--index",
         str(tmp_path / "index.duckdb"),
     )
-    for group in by_cli["groups"]:  # the page and the CLI on the same labels
+    for group in by_cli["groups"]:  # the page (in percent) and the CLI on the same labels
         assert shown[group["tool"]]["labelled"] == group["labelled"]
         if group["labelled"]:
-            assert shown[group["tool"]]["agreement"] == pytest.approx(group["agreement"])
+            assert shown[group["tool"]]["agreement"] == pytest.approx(100 * group["agreement"])
     assert sum(group["labelled"] for group in by_cli["groups"]) > 20
     first, second = sorted(scores)[:2]
     at.selectbox(key="trends_a_tool").set_value(first).run()

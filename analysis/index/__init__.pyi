@@ -23,6 +23,7 @@ from ._trends import (
     Dimension as Dimension,
     Shift as Shift,
     moved_most as moved_most,
+    readable_trends as readable_trends,
     shift as shift,
     step_scores as step_scores,
     trend_chart as trend_chart,

@@ -225,6 +225,18 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     return frame.sort(by, nulls_last=True) if frame.height else frame
 
 
+def readable_trends(table: pl.DataFrame) -> pl.DataFrame:
+    """A trends table with the columns a reader needs: whether a group was sampled only when
+    one was, agreement with people only where they labelled steps."""
+    columns = [table.columns[0], "steps", "judged", "tsq", "tsq_low", "tsq_high"]
+    if table["sampled"].any():
+        columns.append("sampled")
+    columns += ["split_share", "unscored_share", "calls", "errors"]
+    if table["labelled"].sum():
+        columns += ["labelled", "agreement", "agreement_low", "agreement_high"]
+    return table.select(columns)
+
+
 class Shift(BaseModel):
     """Group ``b`` against group ``a`` of one dimension: the difference of mean TSQ, b - a."""
 

@@ -472,13 +472,13 @@ def _glance_html(
         if tools.height:
             rows = tools.select(
                 "tool",
-                pl.col("judged").alias("steps_judged"),
+                pl.col("judged").alias("steps_scored"),
                 "tsq",
                 "tsq_low",
                 "tsq_high",
             )
             worst = (
-                f"<h3>Lowest TSQ by tool (of those with {WORST_TOOL_STEPS} judged steps or "
+                f"<h3>Lowest TSQ by tool (of those with {WORST_TOOL_STEPS} scored steps or "
                 "more)</h3>" + table_html(rows, "worst-tools")
             )
     cells = "".join(
@@ -685,7 +685,7 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
     """TSQ over time and per agent version and tool (the collection's trends, from these
     sessions and judgments), and the last two agent versions compared: differences only with
     their intervals, and a change inside the noise said to be one."""
-    from analysis.index._trends import shift, trend_chart, trends
+    from analysis.index._trends import readable_trends, shift, trend_chart, trends
 
     if steps is None:
         return []
@@ -708,27 +708,15 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
                 "difference leaves out 0."
             ),
             charts=[trend_chart(weekly, "week"), trend_chart(versions, "version")],
-            table=_readable_trends(versions),
+            table=readable_trends(versions),
             facts=facts,
         ),
         ReportSection(
             title="TSQ by tool",
             intro="A step that called several tools counts for each of them.",
-            table=_readable_trends(tools),
+            table=readable_trends(tools),
         ),
     ]
-
-
-def _readable_trends(table: pl.DataFrame) -> pl.DataFrame:
-    """A trends table with the columns a reader needs: whether a group was sampled only when
-    one was, agreement with people only where they labelled steps."""
-    columns = [table.columns[0], "steps", "judged", "tsq", "tsq_low", "tsq_high"]
-    if table["sampled"].any():
-        columns.append("sampled")
-    columns += ["split_share", "unscored_share", "calls", "errors"]
-    if table["labelled"].sum():
-        columns += ["labelled", "agreement", "agreement_low", "agreement_high"]
-    return table.select(columns)
 
 
 def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> ReportSection:
