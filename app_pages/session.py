@@ -3,7 +3,7 @@
 import polars as pl
 import streamlit as st
 
-from analysis.views import step_scores_chart, step_table, turn_table
+from analysis.views import step_scores_chart, step_table, turn_gaps, turn_table
 from workbench_ui import (
     chart_downloads,
     chosen_session,
@@ -45,7 +45,7 @@ if steps.is_empty():
 else:
     if steps["score"].is_null().all():
         st.info(f"Not judged under {condition} yet: run the judge from the Judge page.")
-    scores_chart = step_scores_chart(steps)
+    scores_chart = step_scores_chart(steps, turn_gaps(session, steps))
     chart = st.altair_chart(
         scores_chart, on_select="rerun", selection_mode=["step_pick"], key="step_chart"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import PurePosixPath
@@ -523,3 +524,33 @@ def test_chart_validates_on_the_sample_data(name, sample_inputs):
     datasets = spec.get("datasets", {})
     assert datasets, "the chart carries its data"
     assert all(rows for rows in datasets.values()), "drawn from real rows, not an empty table"
+
+
+def test_turns_without_a_step_are_labelled_gaps_on_the_step_chart(claude_code_sessions):
+    """On the real sessions: each turn with no tool-calling response (a /compact, a plain
+    answer) is a gap where it falls, named on the chart; consecutive ones make one gap."""
+    seen = 0
+    for session in claude_code_sessions.values():
+        steps = analysis.views.step_table(session, [], [])
+        gaps = analysis.views.turn_gaps(session, steps)
+        stepless = [
+            t.index
+            for t in session.turns
+            if not any(m.tool_calls for m in t.messages if hasattr(m, "tool_calls"))
+        ]
+        covered = []
+        for row in gaps.iter_rows(named=True):
+            first, *rest = map(int, re.findall(r"\d+", row["label"]))
+            last = rest[0] if rest else first
+            covered += range(first, last + 1)
+            before = steps.filter(pl.col("turn_index") < first)["position"]
+            expected_at = (before.max() if before.len() else steps["position"].min()) + 0.5
+            if not before.len():
+                expected_at -= 1
+            assert row["at"] == expected_at
+        assert covered == stepless
+        seen += len(stepless)
+        if gaps.height and steps.height:
+            spec = json.dumps(analysis.views.step_scores_chart(steps, gaps).to_dict())
+            assert all(label in spec for label in gaps["label"])
+    assert seen, "the corpus has turns without a step"

@@ -47,6 +47,7 @@ from ._tables import (
     short_ids as short_ids,
     step_table as step_table,
     step_to_open as step_to_open,
+    turn_gaps as turn_gaps,
     turn_scores as turn_scores,
     turn_table as turn_table,
 )

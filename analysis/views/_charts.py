@@ -140,8 +140,10 @@ def _turn_bands(steps: pl.DataFrame, span: float) -> pl.DataFrame:
     )
 
 
-def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
-    """Per-step TSQ in session order (from ``step_table``), banded by turn.
+def step_scores_chart(steps: pl.DataFrame, gaps: pl.DataFrame | None = None) -> alt.LayerChart:
+    """Per-step TSQ in session order (from ``step_table``), banded by turn; ``gaps``
+    (:func:`~analysis.views.turn_gaps`) are the turns without a step, each a labelled dashed
+    line where it falls.
 
     Split votes stand out as in :func:`turn_scores_chart` (colour, shape, band); a short
     rule across each turn's band is the turn's TSQ (the mean of its steps). Selecting a point
@@ -150,6 +152,8 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
     """
     positions = steps["position"].to_list() or [0]
     low, high = min(positions) - 0.5, max(positions) + 0.5
+    at = gaps["at"].to_list() if gaps is not None else []
+    low, high = min([low, *(x - 1 for x in at)]), max([high, *(x + 1 for x in at)])
     x_scale = alt.Scale(domain=[low, high], nice=False, zero=False)
     bands = alt.Chart(_turn_bands(steps, high - low))
     turn_tooltip = [
@@ -216,8 +220,31 @@ def step_scores_chart(steps: pl.DataFrame) -> alt.LayerChart:
         )
         .add_params(pick, zoom)
     )
+    layers = [turn_bands, split_bands, turn_means, points, turn_names]
+    if gaps is not None and gaps.height:
+        gap = alt.Chart(gaps)
+        gap_tooltip = [alt.Tooltip("label:N", title="gap"), alt.Tooltip("asks:N", title="ask")]
+        layers += [
+            gap.mark_rule(color="#78909c", strokeDash=[4, 3], strokeWidth=1.5).encode(
+                x=alt.X("at:Q", scale=x_scale), tooltip=gap_tooltip
+            ),
+            gap.mark_text(
+                angle=270,
+                align="right",
+                baseline="bottom",
+                dx=-6,
+                dy=-3,
+                fontSize=11,
+                color="#546e7a",
+            ).encode(
+                x=alt.X("at:Q", scale=x_scale),
+                y=alt.value(0),
+                text="label:N",
+                tooltip=gap_tooltip,
+            ),
+        ]
     chart: alt.LayerChart = alt.LayerChart(
-        layer=[turn_bands, split_bands, turn_means, points, turn_names],
+        layer=layers,
         title="TSQ per step (a rule across each turn: the turn's TSQ)",
         width=_STEP_CHART_WIDTH,
     )

@@ -535,3 +535,38 @@ def ablation_table(judgments: Sequence[TurnJudgment], by_session: bool = True) -
         .agg(pl.col("score").mean().alias("mean_tsq"), pl.len().alias("turns"))
         .sort("session_id", "condition")
     )
+
+
+def turn_gaps(session: Session, steps: pl.DataFrame) -> pl.DataFrame:
+    """The turns of ``session`` with no row in ``steps`` (a ``/compact``, an answer without a
+    tool call), where they fall between the steps: ``at`` is the position between the last
+    step before them and the next, ``label`` names them ("turn 3: no step", "turns 4 to 6: no
+    step"), ``asks`` their asks. Consecutive turns without steps make one gap."""
+    ends: dict[int, float] = {}
+    for turn_index, position in steps.select("turn_index", "position").iter_rows():
+        ends[turn_index] = max(ends.get(turn_index, position), position)
+    last = min(steps["position"].to_list() or [0]) - 0.5
+    gaps: list[tuple[float, int, int, list[str]]] = []  # at, first and last turn, asks
+    for turn in session.turns:
+        if turn.index in ends:
+            last = ends[turn.index] + 0.5
+            continue
+        ask = " ".join(turn.ask.split())[:NAME_CHARS] or "(no ask)"
+        if gaps and gaps[-1][0] == last and gaps[-1][2] == turn.index - 1:
+            at, first, _, asks = gaps[-1]
+            gaps[-1] = (at, first, turn.index, [*asks, ask])
+        else:
+            gaps.append((last, turn.index, turn.index, [ask]))
+    return pl.DataFrame(
+        [
+            (
+                first,
+                at,
+                f"turn {first}: no step" if first == end else f"turns {first} to {end}: no step",
+                "; ".join(asks),
+            )
+            for at, first, end, asks in gaps
+        ],
+        schema={"turn_index": pl.Int64, "at": pl.Float64, "label": pl.String, "asks": pl.String},
+        orient="row",
+    )
