@@ -522,6 +522,8 @@ def _update_labels(conn: Any, stores: Sequence[str | Path]) -> None:
     """Each store's current step labels (the latest of each labeller on each step), replaced
     in one transaction when its latest label is not the one indexed; a store that is gone
     leaves none."""
+    if not stores:
+        return
     import sqlite3
 
     from analysis.align._labels import session_of
