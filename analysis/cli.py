@@ -720,18 +720,22 @@ def lint(
     no_index: bool,
 ) -> None:
     """Explain suspicious scores: findings per step, turn and session, with stable codes.
-    Reads through the index (brought up to date first), unless --no-index or --live-catalog;
-    only the sessions --judgments judged are read again from their files."""
+    The judgments are those found among PATHS and those of --judgments (which win), as in
+    tsq report and the workbench. Reads through the index (brought up to date first), unless
+    --no-index or --live-catalog; only the judged sessions are read again from their files."""
     from analysis.findings._lint import lint as lint_sessions
+    from analysis.judge._results import merge_judgments
 
     loaded = _judgments_or_exit(judgments)
     if no_index or live_catalog is not None:
         result = _load_or_exit(paths)
-        findings = lint_sessions(result.sessions, loaded, live=_live_dump_or_exit(live_catalog))
+        judged = merge_judgments(result.judgments, loaded)
+        findings = lint_sessions(result.sessions, judged, live=_live_dump_or_exit(live_catalog))
     else:
-        collection = collection_or_exit(paths, index_path, with_judgments=False)
+        collection = collection_or_exit(paths, index_path)
         _issues_or_exit(collection.issues(), bool(collection.session_ids))
-        findings = collection.findings(frame=collection.findings_with(loaded))
+        judged = merge_judgments(collection.judgments, loaded)
+        findings = collection.findings(frame=collection.findings_with(judged))
     if as_json:
         click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
         return

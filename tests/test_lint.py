@@ -745,3 +745,29 @@ def test_a_first_ask_that_refers_back_says_the_session_does_not_contain_it():
     assert finding.turn_index == 0
     assert "refers to something this session does not contain" in finding.message
     assert "earlier turn" not in finding.message.split(":")[0]
+
+
+def test_a_folder_s_judgments_count_alike_in_tsq_lint_both_ways_and_in_the_app(tmp_path):
+    """The judgments a folder holds (``*.judgments.jsonl``) are read by ``tsq lint`` through
+    the index and without it, as by the workbench: the same findings, those about judgments
+    among them."""
+    from click.testing import CliRunner
+
+    from analysis.cli import cli
+    from analysis.index import Collection
+    from workbench_ui import Workspace
+
+    folder = str(analysis.sample_data_dir())
+    index = tmp_path / "index.duckdb"
+    runs = [
+        CliRunner().invoke(cli, ["lint", folder, "--json", *options])
+        for options in (["--index", str(index)], ["--no-index"])
+    ]
+    for run in runs:
+        assert run.exit_code == 0, run.output
+    through_index, direct = (json.loads(run.stdout)["findings"] for run in runs)
+    assert through_index == direct
+    codes = {f["code"] for f in direct}
+    assert "UNIFORM_SESSION_SCORES" in codes  # a finding about the judgments themselves
+    app = Workspace(Collection([folder], index), fresh=[]).findings_frame
+    assert app.to_dicts() == direct
