@@ -52,8 +52,7 @@ def _merged(new: pl.DataFrame) -> pl.DataFrame:
     old: pl.DataFrame | None = st.session_state.get(LABELS_KEY)
     if old is None or old.is_empty():
         return new
-    key = ["item_id", "rater", "field"]
-    return pl.concat([old.join(new.select(key), on=key, how="anti"), new])
+    return analysis.study.merged_labels(old, new)
 
 
 def council_section(chosen: list[analysis.Session]) -> None:

@@ -786,8 +786,13 @@ def _interval(bounds: tuple[float, float] | None, percent: bool = False) -> str:
     return f" [{low:.1f}, {high:.1f}]" if percent else f" [{low:.3f}, {high:.3f}]"
 
 
-def _print_agreement(report: AgreementReport) -> None:
+def _print_agreement(report: AgreementReport, kinds: dict[str, str]) -> None:
+    """Each field's pairs; on tool_selection, those of the judge against people
+    (:func:`analysis.study.judge_vs_people`) with what kappa hides."""
+    from analysis.study import judge_vs_people, pair_details, per_class_lines
+
     for name, field in report.fields.items():
+        judged = judge_vs_people(field.pairs, kinds) if name == "tool_selection" else []
         weighting = "linear-weighted kappa" if field.kind == "ordinal" else "kappa"
         click.echo(f"{name} ({field.kind}, {weighting})")
         if not field.pairs:
@@ -805,14 +810,10 @@ def _print_agreement(report: AgreementReport) -> None:
                 f"{_interval(pair.agreement_ci, percent=True)} kappa {kappa}"
                 f"{_interval(pair.kappa_ci)}"
             )
-            if name == "tool_selection":  # the TSQ judge vs people: what kappa hides
-                from analysis.study import pair_details
-
+            if pair in judged:  # the TSQ judge vs people: what kappa hides
                 for line in pair_details(pair):
                     click.echo(f"    {line}")
             elif pair.reference is not None:
-                from analysis.study import per_class_lines
-
                 for line in per_class_lines(pair):
                     click.echo(f"    {line}")
         if field.council and field.council.krippendorff_alpha is not None:
@@ -919,7 +920,7 @@ def agreement(
     if as_json:
         click.echo(report.model_dump_json())
     else:
-        _print_agreement(report)
+        _print_agreement(report, dict(label_set.raters().select("rater", "rater_kind").iter_rows()))
 
 
 def _store_for(labels: str, db: str | None) -> AdjudicationStore:

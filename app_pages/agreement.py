@@ -8,6 +8,7 @@ import streamlit as st
 
 import analysis
 from analysis.study import (
+    judge_vs_people,
     judgment_labels,
     pair_details,
     stored_step_labels,
@@ -135,11 +136,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
     labels = tool_selection_labels(judgments, step_store)
     kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
     field = analysis.agreement_report(labels).fields.get("tool_selection")
-    judge_pairs = [
-        pair
-        for pair in (field.pairs if field else [])
-        if kinds.get(pair.rater_a) == "human" and kinds.get(pair.rater_b) == "llm"
-    ]
+    judge_pairs = judge_vs_people(field.pairs if field else [], kinds)
     if not judge_pairs:
         st.info(
             "No step has both the judge's label and a person's yet: label steps on the Turn "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 from conftest import open_page
@@ -277,3 +278,48 @@ def test_the_turn_page_asks_for_a_choice_then_a_name_before_saving():
     assert at.warning
     assert "Give your name" in at.warning[-1].value
     assert not at.success
+
+
+def test_merged_labels_let_the_later_win_in_the_order_rows_first_came():
+    from analysis.study import merged_labels
+
+    def rows(*labels):
+        return pl.DataFrame(
+            [
+                {"item_id": i, "rater": r, "rater_kind": "llm", "field": "f", "value": v}
+                for i, r, v in labels
+            ]
+        )
+
+    earlier = rows(("a", "x", "1"), ("b", "x", "1"), ("c", "x", "1"))
+    later = rows(("b", "x", "2"), ("d", "x", "2"))
+    merged = merged_labels(earlier, later)
+    assert merged.select("item_id", "value").rows() == [
+        ("a", "1"),
+        ("b", "2"),
+        ("c", "1"),
+        ("d", "2"),
+    ]
+    assert merged_labels(later, earlier).filter(pl.col("item_id") == "b")["value"].item() == "1"
+
+
+def test_the_judge_against_people_is_the_pairs_of_a_person_and_an_llm(sample_judgments, tmp_path):
+    """The pairs the Agreement page shows and ``tsq agreement --judgments`` details: a person
+    against the judge, never two people or two judges."""
+    store = analysis.AdjudicationStore(tmp_path / "store.sqlite")
+    items = [j.item_id for j in sample_judgments if j.condition == "full" and j.score is not None]
+    store.save_step_labels(
+        [
+            StepLabel(item_id=i, labeller=who, value="correct")
+            for i in items
+            for who in ("ann", "bo")
+        ]
+    )
+    labels = tool_selection_labels(sample_judgments, store)
+    kinds = dict(labels.raters().select("rater", "rater_kind").iter_rows())
+    pairs = analysis.agreement_report(labels).fields["tool_selection"].pairs
+    chosen = analysis.study.judge_vs_people(pairs, kinds)
+    assert {(kinds[p.rater_a], kinds[p.rater_b]) for p in pairs} >= {("human", "human")}
+    assert chosen
+    assert {(kinds[p.rater_a], kinds[p.rater_b]) for p in chosen} == {("human", "llm")}
+    assert len(chosen) == sum(kinds[p.rater_a] != kinds[p.rater_b] for p in pairs)

@@ -30,8 +30,10 @@ from ._config import (
     with_tool_selection as with_tool_selection,
 )
 from ._judge_labels import (
+    judge_vs_people as judge_vs_people,
     judgment_labels as judgment_labels,
     majority_label as majority_label,
+    merged_labels as merged_labels,
     pair_details as pair_details,
     per_class_lines as per_class_lines,
     step_item_id as step_item_id,

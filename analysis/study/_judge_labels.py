@@ -90,6 +90,30 @@ def stored_step_labels(store: AdjudicationStore) -> pl.DataFrame:
     return step_label_rows(store.step_labels())
 
 
+def judge_vs_people(pairs: Iterable[PairAgreement], kinds: dict[str, str]) -> list[PairAgreement]:
+    """The pairs that set an LLM judge against a person (``kinds``: each rater's kind), the
+    person as ``rater_a``: what "the judge's agreement with people" counts, on the Agreement
+    page and in ``tsq agreement --judgments``."""
+    return [
+        pair
+        for pair in pairs
+        if kinds.get(pair.rater_a) == "human" and kinds.get(pair.rater_b) == "llm"
+    ]
+
+
+def merged_labels(*frames: pl.DataFrame) -> pl.DataFrame:
+    """Label rows put together, a later frame's row winning over an earlier one's for the same
+    item, rater and field; rows keep the order they first came in."""
+    kept = [frame for frame in frames if not frame.is_empty()]
+    if not kept:
+        return frames[-1] if frames else pl.DataFrame(schema=LABEL_SCHEMA)
+    key = ["item_id", "rater", "field"]
+    stacked = pl.concat(kept, how="diagonal_relaxed").with_row_index("_row")
+    first = stacked.group_by(key).agg(pl.col("_row").min().alias("_first"))
+    winners = stacked.unique(key, keep="last", maintain_order=True)
+    return winners.join(first, on=key).sort("_first").drop("_row", "_first")
+
+
 def tool_selection_labels(
     judgments: Iterable[TurnJudgment] = (),
     store: AdjudicationStore | None = None,
@@ -97,20 +121,14 @@ def tool_selection_labels(
 ) -> LabelSet:
     """``labels`` (or none) plus the judge's labels and the store's step labels, with the
     ``tool_selection`` field declared. Rows the labels already hold for the same item, rater
-    and field win over the added ones."""
+    and field win over the added ones (:func:`merged_labels`, the labels given last)."""
     from analysis.study._config import default_config
 
     added = [judgment_labels(judgments)]
     if store is not None:
         added.append(stored_step_labels(store))
-    base = labels.frame if labels is not None else None
-    frames = [frame for frame in (base, *added) if frame is not None and not frame.is_empty()]
-    if frames:
-        frame = pl.concat(frames, how="diagonal_relaxed").unique(
-            subset=["item_id", "rater", "field"], keep="first", maintain_order=True
-        )
-    else:
-        frame = labels.frame if labels is not None else pl.DataFrame(schema=LABEL_SCHEMA)
+    base = labels.frame if labels is not None else pl.DataFrame(schema=LABEL_SCHEMA)
+    frame = merged_labels(*added, base)
     config = with_tool_selection(labels.config if labels is not None else default_config())
     if labels is None:
         return LabelSet(frame, config, [])
