@@ -5,6 +5,7 @@ import streamlit as st
 
 import analysis
 from analysis.export import chat_attributes
+from analysis.findings import missing_from_menu
 from analysis.models import ToolCatalog
 from analysis.views import MENU_NAMES, menu_comparison
 from workbench_ui import chosen_session_and_turn, data_source, inert
@@ -65,11 +66,9 @@ if live is not None and reference is not None:
     st.markdown("**Merge of the live dump**")
     st.json(report.model_dump())
 
-judged = {tool.name for tool in rendered.tools}
-used = list(dict.fromkeys(c.name for c in session.tool_calls()))
-missing = [name for name in used if name not in judged]
-st.markdown("**Tools used in this session but missing from the menu the judge saw**")
-st.text(", ".join(missing) if missing else "none")
+missing = missing_from_menu([turn], (tool.name for tool in rendered.tools))
+st.markdown(f"**Tools turn {turn.index} called (its subagents too) that its judge's menu lacks**")
+st.text(", ".join(missing) if missing else "none: the judge saw every tool this turn called")
 
 st.markdown("**The chat span as it would be exported**")
 st.json(chat_attributes(session, turn, rendered), expanded=False)

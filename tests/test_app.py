@@ -472,6 +472,36 @@ def test_catalog_page_follows_the_condition_bare_is_the_called_tools_only():
     assert judged_tools(at) == whole
 
 
+NOTHING_MISSING = "none: the judge saw every tool this turn called"
+
+
+def _missing_shown(at) -> str:
+    (shown,) = [t.value for t in at.text if not t.value.startswith("Judged against")]
+    return shown
+
+
+def test_the_catalog_page_names_the_called_tools_its_judges_menu_lacked():
+    """Per turn, against the menu its judge saw: the tools the turn called (its subagents'
+    included) that the menu lacks, counted here from the calls and the turn's menu; under
+    bare the menu is the called tools, so none of the turn's own calls is missing."""
+    elsewhere = 0  # turns whose session called tools this turn did not: bare's menu lacks them
+    for session in analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions:
+        in_session = {call.name for call in session.tool_calls()}
+        for turn in session.turns:
+            own = [call.name for call in turn.tool_calls()]
+            called = own + [call.name for call in turn.subagent_tool_calls()]
+            menu = set(analysis.catalog_for_turn(session, turn).catalog.names())
+            expected = [name for name in dict.fromkeys(called) if name not in menu]
+            at = page("app_pages/catalog.py", session=session.session_id, turn=str(turn.index))
+            assert not at.exception
+            assert _missing_shown(at) == (", ".join(expected) or NOTHING_MISSING)
+            elsewhere += bool(in_session - set(called))
+            at.segmented_control(key="catalog_condition").set_value("bare").run()
+            assert not set(own) & set(_missing_shown(at).split(", "))
+            assert not (in_session - set(called)) & set(_missing_shown(at).split(", "))
+    assert elsewhere, "some turn did not call every tool of its session"
+
+
 def test_catalog_page_compares_an_openai_session_with_its_own_catalog():
     at = page("app_pages/catalog.py", session=RETAIL, turn="0")
     assert not at.exception

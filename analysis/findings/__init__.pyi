@@ -10,6 +10,7 @@ from ._lint import (
     is_about_input as is_about_input,
     is_context_dependent as is_context_dependent,
     lint as lint,
+    missing_from_menu as missing_from_menu,
     model_family as model_family,
     votes_in_words as votes_in_words,
     why_this_score as why_this_score,

@@ -255,9 +255,19 @@ class _SessionCatalogs:
     def unlisted_tools(self) -> list[str]:
         """Tools the session used (subagents included) that no menu of the judge's listed."""
         listed = set().union(*self.names.values()) if self.names else set()
-        used = [call.name for call in self.session.tool_calls()]
-        used += [call.name for call in self.session.subagent_tool_calls()]
-        return [name for name in dict.fromkeys(used) if name not in listed]
+        return missing_from_menu(self.session.turns, listed)
+
+
+def missing_from_menu(turns: Iterable[Turn], menu: Iterable[str]) -> list[str]:
+    """The tools ``turns`` called (their subagents' calls included) that ``menu`` does not
+    list, each once, in the order first called: for a turn against the menu its judge saw
+    (the Catalog page), for a session against every menu its judge saw
+    (``USED_TOOLS_MISSING_FROM_CATALOG``)."""
+    listed = set(menu)
+    used = [
+        call.name for turn in turns for call in (*turn.tool_calls(), *turn.subagent_tool_calls())
+    ]
+    return [name for name in dict.fromkeys(used) if name not in listed]
 
 
 def _context_finding(
