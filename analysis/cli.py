@@ -340,8 +340,8 @@ def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
         scores = turn_scores(rows)
         turn_tsq = scores["score"].drop_nulls().to_list()
         mean = f"{sum(turn_tsq) / len(turn_tsq):.2f}" if turn_tsq else "n/a"
-        split = sum(1 for j in rows if j.score is not None and 0 < j.score < 1)
-        unscored = sum(1 for j in rows if j.score is None)
+        split = sum(j.verdict == "split" for j in rows)
+        unscored = sum(j.verdict == "unscored" for j in rows)
         unit = "steps" if rows[0].unit == "step" else "turns"
         click.echo(
             f"{condition}: {len(rows)} {unit} in {len(scores)} turns, mean turn TSQ {mean}, "

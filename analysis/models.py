@@ -254,6 +254,24 @@ def step_item_id(
     return f"{session_id}:{turn_index}:{step_index}{call}"
 
 
+Verdict = Literal["correct", "incorrect", "split", "unscored"]
+"""What a ChainPoll score says, in the words every page, command and export use."""
+
+
+def verdict_of(score: float | None) -> Verdict:
+    """``correct`` when every valid vote said so (score 1), ``incorrect`` when none did (0),
+    ``split`` between (the judges disagreed: ambiguous, worth a human look), ``unscored``
+    without one valid vote. A turn's TSQ is the mean of its judged steps' scores; a turn of
+    steps each decided alike but not all the same is ``mixed``, which no step can be."""
+    if score is None:
+        return "unscored"
+    if score == 1:
+        return "correct"
+    if score == 0:
+        return "incorrect"
+    return "split"
+
+
 class TurnJudgment(_Model):
     """One judged step (or whole turn): the contract of each line of ``tsq judge --out``.
 
@@ -287,6 +305,11 @@ class TurnJudgment(_Model):
     @property
     def unit(self) -> JudgeUnit:
         return "turn" if self.step_index is None else "step"
+
+    @property
+    def verdict(self) -> Verdict:
+        """:func:`verdict_of` its score."""
+        return verdict_of(self.score)
 
     @property
     def item_id(self) -> str:

@@ -65,3 +65,36 @@ def test_long_results_are_cut_and_keep_their_length(write_jsonl):
     assert (len(cut.content), cut.truncated_from) == (100, 10_000)
     whole = next(analysis.load([path], max_result_chars=None).sessions[0].tool_calls()).result
     assert (whole.content, whole.truncated_from) == (body, None)
+
+
+def test_one_verdict_everywhere_a_step_is_named(loaded):
+    """A judgment's verdict (correct when every valid vote said so, incorrect when none did,
+    split between, unscored without a vote) is the word the step tables, the OTel export's
+    label and the split-vote finding use."""
+    from analysis.export._otlp import evaluation_attributes
+    from analysis.views import step_table
+
+    result, findings = loaded
+    expected = {0.0: "incorrect", 1.0: "correct", None: "unscored"}
+    seen = set()
+    for j in result.judgments:
+        words = expected.get(j.score, "split")
+        assert j.verdict == words
+        seen.add(words)
+        attributes = evaluation_attributes(j, None)
+        assert (attributes or {}).get("gen_ai.evaluation.score.label", "unscored") == words
+    assert seen >= {"correct", "incorrect", "split"}
+    split_findings = {
+        (f.session_id, f.turn_index, f.step_index, f.condition)
+        for f in findings
+        if f.code == "SPLIT_VOTE"
+    }
+    assert split_findings == {
+        (j.session_id, j.turn_index, j.step_index, j.condition)
+        for j in result.judgments
+        if j.verdict == "split"
+    }
+    for session in result.sessions:
+        steps = step_table(session, result.judgments, findings)
+        for row in steps.filter(steps["score"].is_not_null()).iter_rows(named=True):
+            assert row["verdict_kind"] == expected.get(row["score"], "split")

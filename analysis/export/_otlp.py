@@ -297,7 +297,7 @@ def evaluation_attributes(judgment: TurnJudgment, message_id: str | None) -> dic
     score = judgment.score
     if score is None:
         return None
-    label = "correct" if score == 1 else "incorrect" if score == 0 else "split"
+    label = judgment.verdict
     attributes: dict[str, Any] = {
         "gen_ai.evaluation.name": EVALUATION_NAME,
         "gen_ai.evaluation.score.value": float(score),

@@ -376,7 +376,7 @@ def _judgment_problems(
             "error",
             f"No valid vote ({judgment.unscored_reason or 'unknown reason'}): unscored, not 0.",
         )
-    elif 0 < judgment.score < 1:
+    elif judgment.verdict == "split":
         correct = sum(v.verdict == "correct" for v in judgment.votes)
         yield Draft(
             "SPLIT_VOTE",

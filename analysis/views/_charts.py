@@ -8,10 +8,10 @@ import altair as alt
 import polars as pl
 
 VERDICT_COLORS = {
-    "pass": "#2e7d32",
+    "correct": "#2e7d32",
     "split": "#f9a825",
     "mixed": "#8d6e63",
-    "fail": "#c62828",
+    "incorrect": "#c62828",
     "unscored": "#757575",
     "not judged": "#bdbdbd",
 }

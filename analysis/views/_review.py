@@ -133,10 +133,6 @@ def _arguments(judgments: Iterable[TurnJudgment]) -> pl.DataFrame:
     )
 
 
-def _is_split(judgment: TurnJudgment) -> bool:
-    return judgment.score is not None and 0 < judgment.score < 1
-
-
 def turns_overview(
     sessions: Sequence[Session],
     judgments: Sequence[TurnJudgment],
@@ -203,7 +199,7 @@ def ambiguous_turns(
     judgment, or of its first split step)."""
     first_split: dict[tuple[str, int], TurnJudgment] = {}
     for judgment in judgments:
-        if judgment.condition == condition and _is_split(judgment):
+        if judgment.condition == condition and judgment.verdict == "split":
             first_split.setdefault((judgment.session_id, judgment.turn_index), judgment)
     arguments = _arguments(first_split.values()).select(
         "session_id", "turn_index", "for_correct", "for_incorrect"
@@ -263,7 +259,7 @@ def ambiguous_steps(
     split = [
         j
         for j in judgments
-        if j.condition == condition and j.step_index is not None and _is_split(j)
+        if j.condition == condition and j.step_index is not None and j.verdict == "split"
     ]
     return (
         _with_details(sessions, _step_rows(split), split)
@@ -338,7 +334,7 @@ def review_queue(
                 .then(pl.format("split vote ({})", pl.col("votes_label")))
                 .when(kind == "unscored")
                 .then(pl.lit("unscored"))
-                .when(kind == "fail")
+                .when(kind == "incorrect")
                 .then(pl.lit("judged incorrect"))
                 .when(kind == "mixed")
                 .then(pl.format("step {} judged incorrect", "worst_step_index"))
@@ -353,7 +349,7 @@ def review_queue(
             [
                 kind == "split",
                 kind == "unscored",
-                kind == "fail",
+                kind == "incorrect",
                 kind == "mixed",
                 pl.col("errors"),
                 pl.col("warnings"),
@@ -413,7 +409,7 @@ def labelling_queue(
         if item in done:
             continue
         correct = sum(v.verdict == "correct" for v in j.votes)
-        split = _is_split(j)
+        split = j.verdict == "split"
         rows.append(
             {
                 "item_id": item,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from analysis.findings._lint import Finding, findings_for_condition
-from analysis.models import Condition, Session, Turn, TurnJudgment
+from analysis.models import Condition, Session, Turn, TurnJudgment, verdict_of
 from analysis.render._steps import Step, find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame
 
@@ -122,10 +122,11 @@ def findings_frame(findings: Sequence[Finding]) -> pl.DataFrame:
 def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
     """Add ``verdict_kind`` and a ``votes_label`` in words, to step rows or turn rows.
 
-    pass, fail, split (judges disagreed on a step: "2 of 3 judges"), unscored; a turn whose
-    steps were each decided unanimously but not alike is ``mixed`` ("4 steps, worst 0.0 at
-    step 2"). A turn of one judged step is labelled by its votes, one of several steps by its
-    steps ("all 4 steps passed").
+    The verdicts of :func:`analysis.models.verdict_of` — correct, incorrect, split (judges
+    disagreed on a step: "2 of 3 judges"), unscored — and for a turn whose steps were each
+    decided unanimously but not alike, ``mixed`` ("4 steps, worst 0.0 at step 2"). A turn of
+    one judged step is labelled by its votes, one of several steps by its steps ("all 4 steps
+    judged correct").
     """
     if "steps" not in scores.columns:  # step rows, or turn-level judgments
         scores = scores.with_columns(
@@ -136,22 +137,17 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
             pl.lit(None, pl.Float64).alias("worst_step_score"),
         )
     kind = pl.col("verdict_kind")
+    verdict = pl.col("score").map_elements(verdict_of, return_dtype=pl.String, skip_nulls=False)
     return scores.with_columns(
-        pl.when(pl.col("score").is_null())
-        .then(pl.lit("unscored"))
-        .when(pl.col("score") == 1)
-        .then(pl.lit("pass"))
-        .when(pl.col("score") == 0)
-        .then(pl.lit("fail"))
-        .when(pl.col("split_steps") > 0)
-        .then(pl.lit("split"))
-        .otherwise(pl.lit("mixed"))
+        pl.when((verdict == "split") & (pl.col("split_steps") == 0))
+        .then(pl.lit("mixed"))  # each step decided alike, the steps not all the same
+        .otherwise(verdict)
         .alias("verdict_kind"),
     ).with_columns(
-        pl.when((pl.col("steps") > 1) & (kind == "pass"))
-        .then(pl.format("all {} steps passed", pl.col("steps")))
-        .when((pl.col("steps") > 1) & (kind == "fail"))
-        .then(pl.format("all {} steps failed", pl.col("steps")))
+        pl.when((pl.col("steps") > 1) & (kind == "correct"))
+        .then(pl.format("all {} steps judged correct", pl.col("steps")))
+        .when((pl.col("steps") > 1) & (kind == "incorrect"))
+        .then(pl.format("all {} steps judged incorrect", pl.col("steps")))
         .when(pl.col("steps") > 1)
         .then(
             pl.format(
