@@ -7,7 +7,7 @@ import analysis
 from analysis.export import chat_attributes
 from analysis.findings import missing_from_menu
 from analysis.models import ToolCatalog
-from analysis.views import MENU_NAMES, menu_comparison
+from analysis.views import MENU_NAMES, PROVENANCE_WORDS, menu_comparison
 from workbench_ui import chosen_session_and_turn, data_source, inert
 
 st.title("Catalog")
@@ -59,7 +59,15 @@ st.dataframe(
     },
 )
 with st.expander("The judge's menu in full: versions, Claude Code's own descriptions, parameters"):
-    st.dataframe(analysis.catalog_frame(ToolCatalog(tools=rendered.tools)), hide_index=True)
+    menu = analysis.catalog_frame(ToolCatalog(tools=rendered.tools))
+    st.dataframe(menu, hide_index=True)
+    st.markdown(
+        "\n".join(
+            f"- **{name}**: {words}"
+            for name, words in PROVENANCE_WORDS.items()
+            if name in set(menu["provenance"])
+        )
+    )
 reference = baseline or trace
 if live is not None and reference is not None:
     _, report = analysis.catalog.merge_catalogs(reference, live)

@@ -554,3 +554,30 @@ def test_turns_without_a_step_are_labelled_gaps_on_the_step_chart(claude_code_se
             spec = json.dumps(analysis.views.step_scores_chart(steps, gaps).to_dict())
             assert all(label in spec for label in gaps["label"])
     assert seen, "the corpus has turns without a step"
+
+
+def test_a_built_in_without_claude_codes_own_text_says_why(claude_code_sessions):
+    """The menu table gives Claude Code's own description from the tools data, and where the
+    data has none (a description the agent builds when it runs), the reason, never a blank."""
+    from importlib import resources
+
+    data = json.loads(
+        resources.files("analysis").joinpath("data/claude_code_tools.json").read_text()
+    )
+    reasons = 0
+    for session in claude_code_sessions.values():
+        turn = session.turns[0]
+        menu = analysis.catalog_for_turn(session, turn).catalog
+        frame = analysis.views.catalog_frame(menu)
+        for tool, row in zip(menu.tools, frame.iter_rows(named=True), strict=True):
+            if tool.since is None:
+                continue
+            held = next(
+                d
+                for d in data["tools"][tool.name]
+                if (d["since"], d["until"]) == (tool.since, tool.until)
+            )
+            expected = held["description"] or analysis.views.UNEXTRACTED
+            assert row["claude_code_description"] == expected
+            reasons += held["description"] is None
+    assert reasons, "some built-in of the corpus's versions has no extracted description"

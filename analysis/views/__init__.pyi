@@ -53,6 +53,8 @@ from ._tables import (
 )
 from ._usage import (
     MENU_NAMES as MENU_NAMES,
+    PROVENANCE_WORDS as PROVENANCE_WORDS,
+    UNEXTRACTED as UNEXTRACTED,
     catalog_frame as catalog_frame,
     catalog_needs as catalog_needs,
     judged_menu as judged_menu,
