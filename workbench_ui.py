@@ -768,12 +768,13 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
             "Your name", value=st.session_state.get(LABELLER_KEY, ""), key="label_labeller"
         )
         submitted = st.form_submit_button("Save label")
+        said = st.empty()  # what a save says, beside its button
     if submitted:
         name = labeller.strip()
         if value is None:
-            st.warning("Choose correct or incorrect: no label is saved without a choice.")
+            said.warning("Choose correct or incorrect: no label is saved without a choice.")
         elif not name:
-            st.warning("Give your name, so your labels are told apart from others'.")
+            said.warning("Give your name, so your labels are told apart from others'.")
         else:
             st.session_state[LABELLER_KEY] = name
             decision_store(str(store_path)).save_step_label(
@@ -781,7 +782,7 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
                     {"item_id": item_id, "labeller": name, "value": value, "reason": reason.strip()}
                 )
             )
-            st.success(f"Saved: {inert(name)} labelled this step's tool choice {value}.")
+            said.success(f"Saved: {inert(name)} labelled this step's tool choice {value}.")
     if not store_path.exists():
         st.caption(
             "Split: not assigned yet (a session is put in dev or test, for good, the "
@@ -850,7 +851,7 @@ def disagreement_panel(view: StudyView, row: dict[str, Any]) -> None:
     left, right = st.columns(2)
     left.metric("Human", inert(str(row["human"])))
     right.metric("Council", inert(str(row["council"])))
-    st.text(f"Suggested cause: {row['suggested_cause'] or 'none'}")
+    st.text(cause_in_words(row))
     st.text(f"Rule proposes: {row['proposal_side'] or 'nothing'} ({row['proposal_reason']})")
     if row["adjudicator"]:
         note = f" — {row['note']}" if row["note"] else ""
@@ -861,20 +862,41 @@ def disagreement_panel(view: StudyView, row: dict[str, Any]) -> None:
     transcript_panel(view.study.sessions.get(row["item_id"]))
 
 
+def cause_in_words(row: dict[str, Any]) -> str:
+    """The disagreement's cause as its table row gives it (``cause``), and where it came from."""
+    if row["cause"] is None:
+        return "Cause: none suggested by the labels, none decided yet"
+    if row["cause_from"] == "decision":
+        suggested = row["suggested_cause"]
+        aside = (
+            f"; the labels suggested {suggested}" if suggested and suggested != row["cause"] else ""
+        )
+        return f"Cause: {row['cause']} (decided by {row['adjudicator']}{aside})"
+    return f"Cause: {row['cause']} (suggested by the labels; not decided yet)"
+
+
 def transcript_panel(session: analysis.Session | None) -> None:
-    """The session's asks and tool calls, as plain text, in an expander."""
+    """The session as the Turn page reads it, in an expander: each turn's ask, then its steps
+    (each response's text and its calls, as the judge reads a call)."""
+    from analysis.render import render_call, turn_steps
+
     with st.expander("Transcript", expanded=False):
         if session is None:
             st.caption("No transcript of this session was loaded with the labels.")
             return
-        rows = []
         for turn in session.turns:
-            calls = [(call.name, str(call.input)) for call in turn.tool_calls()] or [("", "")]
-            rows += [
-                {"turn": turn.index, "ask": turn.ask, "tool": name, "input": arguments}
-                for name, arguments in calls
-            ]
-        st.dataframe(rows, hide_index=True)
+            st.markdown(f"**Turn {turn.index}** · {len(turn.messages)} responses")
+            transcript_text(turn.ask or "(no ask)")
+            lines = []
+            for step in turn_steps(turn, text_steps=True):
+                said = " ".join(step.message.text.split())
+                calls = "; ".join(render_call(call) for call in step.message.tool_calls)
+                lines.append(
+                    f"step {step.index}: "
+                    + " → ".join(part for part in (said[:300], calls) if part)
+                )
+            if lines:
+                transcript_text("\n".join(lines))
 
 
 def show_table(frame: pl.DataFrame, **options: Any) -> Any:

@@ -50,29 +50,27 @@ if row["adjudicator"]:
 
 causes = view.study.config.all_causes
 sides: list[Literal["human", "council"]] = ["human", "council"]
-default_cause = row["cause"] or row["suggested_cause"]
 with st.form("decision", clear_on_submit=True):
     who = st.text_input(
         "Adjudicator",
         value=st.session_state.get("kept_adjudicator", ""),
         key="decision_adjudicator",
     )
+    # Nothing is chosen for the adjudicator: a default would be a vote cast before reading.
     side = st.radio(
         "Which label stands?",
         sides,
-        index=1 if row["proposal_side"] == "council" else 0,
+        index=None,
         format_func=lambda s: inert(f"{s}: {row[s]}"),
         horizontal=True,
         key="decision_side",
     )
     cause = st.selectbox(
-        "Cause",
-        causes,
-        index=causes.index(default_cause) if default_cause in causes else 0,
-        key="decision_cause",
+        "Cause", causes, index=None, placeholder="Choose the cause", key="decision_cause"
     )
     note = st.text_area("Note", height=80, key="decision_note")
     saved = st.form_submit_button("Save decision", key="save_decision")
+    problem = st.empty()  # what stops a save, beside the button
 
 next_key = following(row["item_id"], row["field"])
 if next_key is not None and st.button("Skip to the next one", key="skip_decision"):
@@ -87,8 +85,13 @@ with st.expander(f"History of this disagreement ({history.height} decisions)"):
         st.dataframe(history, hide_index=True)
 
 if saved:
-    if not who.strip():
-        st.error("Name the adjudicator before saving.")
+    missing = [
+        what
+        for what, given in (("the adjudicator", who.strip()), ("a side", side), ("a cause", cause))
+        if not given
+    ]
+    if missing or side is None or cause is None:
+        problem.error(f"Choose {' and '.join(missing)} before saving.")
         st.stop()
     st.session_state["kept_adjudicator"] = who.strip()
     view.store.save(

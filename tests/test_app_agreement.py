@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from conftest import clear_streamlit_caches, open_page, plain
 from streamlit.testing.v1 import AppTest
@@ -104,6 +105,8 @@ def fresh_study(tmp_path) -> Path:
 def decide(at: AppTest, who: str, side: str, note: str) -> AppTest:
     at.text_input(key="decision_adjudicator").set_value(who)
     at.radio(key="decision_side").set_value(side)
+    causes = at.selectbox(key="decision_cause")
+    causes.set_value(causes.options[0])
     at.text_area(key="decision_note").set_value(note)
     at.button(key="save_decision").click()
     return at.run()
@@ -200,6 +203,39 @@ def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and
     ]
     at.button(key="skip_decision").click().run()
     assert plain(at.subheader[0].value) == second
+
+
+def test_the_decision_form_starts_blank_and_says_what_a_save_lacks():
+    """No side or cause is chosen for the adjudicator; a save without them, or without a
+    name, says what is missing inside the form, beside its button, and saves nothing."""
+    at = study_page("app_pages/adjudicate.py")
+    assert not at.exception
+    assert at.radio(key="decision_side").value is None
+    assert at.selectbox(key="decision_cause").value is None
+    before = at.caption[0].value
+    at.text_input(key="decision_adjudicator").set_value("ana")
+    at.button(key="save_decision").click()
+    at.run()
+    assert [e.value for e in at.error] == ["Choose a side and a cause before saving."]
+    assert at.caption[0].value == before, "nothing was saved"
+
+
+def test_a_disagreement_names_the_cause_its_row_shows_and_where_it_came_from():
+    """The panel's cause is the table's ``cause`` column: a decided one says who decided it."""
+    study = analysis.load_study(STUDY)
+    reconciled = analysis.study.study_tables(study, None).reconciled.filter(~pl.col("agree"))
+    decided = reconciled.filter(pl.col("cause_from") == "decision").row(0, named=True)
+    at = study_page("app_pages/adjudicate.py", item=decided["item_id"], field=decided["field"])
+    assert not at.exception
+    said = [t.value for t in at.text if t.value.startswith("Cause: ")]
+    assert said == [
+        f"Cause: {decided['cause']} (decided by {decided['adjudicator']}"
+        + (
+            f"; the labels suggested {decided['suggested_cause']})"
+            if decided["suggested_cause"] not in (None, decided["cause"])
+            else ")"
+        )
+    ]
 
 
 def test_adjudicate_says_when_a_link_names_no_disagreement():

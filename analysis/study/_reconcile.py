@@ -121,7 +121,8 @@ def reconcile(comparison: pl.DataFrame, decisions: Iterable[Decision]) -> pl.Dat
     Agreement keeps the shared label; a disagreement takes its adjudicator's decision, else
     the rule's proposal (``source`` = ``rule``), else stays open (``calibrated`` null).
     ``followed_rule`` says whether a decision chose the side the rule proposed (null where the
-    rule made no proposal).
+    rule made no proposal). ``cause`` is the decision's cause, else the one suggested from
+    the labels, and ``cause_from`` says which (``decision``, ``labels``; null: none).
     """
     decided = current_decisions(decisions)
     joined = comparison.join(decided, on=["item_id", "field"], how="left")
@@ -150,6 +151,10 @@ def reconcile(comparison: pl.DataFrame, decisions: Iterable[Decision]) -> pl.Dat
         source=source,
         calibrated=calibrated,
         followed_rule=followed,
+        cause_from=pl.when(pl.col("cause").is_not_null())
+        .then(pl.lit("decision"))
+        .when(pl.col("suggested_cause").is_not_null())
+        .then(pl.lit("labels")),
         cause=pl.col("cause").fill_null(pl.col("suggested_cause")),
     )
 
