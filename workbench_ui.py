@@ -900,18 +900,19 @@ def transcript_panel(session: analysis.Session | None) -> None:
 
 
 def show_table(frame: pl.DataFrame, **options: Any) -> Any:
-    """A table with shares written as percentages (one decimal, as in the charts) and kappas
-    with three decimals."""
-    config = {
-        name: st.column_config.NumberColumn(format="percent", step=0.001)
-        for name in frame.columns
-        if name in analysis.study.SHARE_COLUMNS
-    } | {
+    """A table with shares written as percentages with one decimal, as in the charts and the
+    report (``analysis._format``), and kappas with three decimals; its columns keep their
+    names."""
+    from analysis._format import PERCENT_COLUMNS
+
+    shares = [name for name in frame.columns if name in PERCENT_COLUMNS]
+    config = {name: st.column_config.NumberColumn(format="%.1f%%") for name in shares} | {
         name: st.column_config.NumberColumn(format="%.3f")
         for name in frame.columns
         if "kappa" in name or "alpha" in name
     }
-    return st.dataframe(frame, hide_index=True, column_config=config, **options)
+    shown = frame.with_columns(pl.col(shares) * 100)
+    return st.dataframe(shown, hide_index=True, column_config=config, **options)
 
 
 def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:

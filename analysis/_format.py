@@ -73,10 +73,11 @@ PERCENT_COLUMNS = frozenset(
         "before",
         "after",
         "change",
+        "chairman_vs_majority",
     }
 )
-"""Columns of shares, written as percentages (:func:`share`); other fractions get two
-decimals."""
+"""Columns of shares (0 to 1) in every table people read, written as percentages with one
+decimal (:func:`share`); other fractions get two decimals."""
 
 
 def header(column: str) -> str:

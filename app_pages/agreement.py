@@ -7,6 +7,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
+from analysis._format import interval, share
 from analysis.study import (
     judge_vs_people,
     judgment_labels,
@@ -108,18 +109,11 @@ if not council.is_empty():
 
 
 def _share(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1%}"
+    return share(value, missing="—")
 
 
 def _bounds(bounds: tuple[float, float] | None, percent: bool) -> str | None:
-    if bounds is None:
-        return None
-    low, high = bounds
-    return (
-        f"95% interval {low:.1%} to {high:.1%}"
-        if percent
-        else f"95% interval {low:.3f} to {high:.3f}"
-    )
+    return f"95% interval{interval(bounds, percent)}" if bounds is not None else None
 
 
 judgments, self_preference = workspace_judgments()

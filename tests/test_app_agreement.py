@@ -37,11 +37,11 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
     assert metrics["Human-adjudicated"] == "61"
     assert metrics["AI-adjudicated"] == "280"
     assert len(at.tabs) == 5
-    raw = at.dataframe[0].value.set_index("field")
-    assert raw.loc["tool_policy", "agreement"] == pytest.approx(0.48)
-    assert round(raw.loc["all fields", "agreement"], 3) == 0.666
+    raw = at.dataframe[0].value.set_index("field")  # shares in percent, as shown
+    assert raw.loc["tool_policy", "agreement"] == pytest.approx(48.0)
+    assert round(raw.loc["all fields", "agreement"], 1) == 66.6
     before_after = at.dataframe[4].value.set_index("field")
-    assert round(before_after.loc["tool_policy", "after"], 2) == 0.95
+    assert round(before_after.loc["tool_policy", "after"]) == 95
     titles = [json.loads(chart.proto.spec)["title"] for chart in at.get("vega_lite_chart")]
     assert titles == [
         "Council vs human: raw agreement per field",
@@ -58,14 +58,10 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
     assert labels.count("SVG") == len(titles)
     # Shares are written one way: percent with one decimal, as the charts' ".1%".
     raw_columns = json.loads(at.dataframe[0].proto.columns)
-    assert raw_columns["agreement"]["type_config"] == {
-        "type": "number",
-        "format": "percent",
-        "step": 0.001,
-    }
+    assert raw_columns["agreement"]["type_config"] == {"type": "number", "format": "%.1f%%"}
     before_after_columns = json.loads(at.dataframe[4].proto.columns)
     assert {before_after_columns[c]["type_config"]["format"] for c in ("before", "after")} == {
-        "percent"
+        "%.1f%%"
     }
     assert "Download these tables as a report (HTML)" in labels
 

@@ -78,7 +78,6 @@ from ._study import (
     redundant_counts as redundant_counts,
 )
 from ._tables import (
-    SHARE_COLUMNS as SHARE_COLUMNS,
     StudyTables as StudyTables,
     study_tables as study_tables,
 )

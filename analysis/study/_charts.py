@@ -9,7 +9,8 @@ SIDE_COLORS = {"human": "#1565c0", "council": "#ef6c00", "other": "#757575"}
 SETTLED_BY_COLORS = {"human": "#1565c0", "ai": "#6a1b9a", "rule": "#9e9e9e", "open": "#e0e0e0"}
 STAGE_COLORS = {"before": "#bdbdbd", "after": "#2e7d32"}
 PERCENT = ".1%"
-"""The one way a share is written, in charts and (through ``SHARE_COLUMNS``) in tables."""
+"""The one way a share is written, in charts and (``analysis._format.PERCENT_COLUMNS``) in
+tables."""
 SHARE_AXIS = alt.Axis(format="%", values=[0, 0.25, 0.5, 0.75, 1])
 
 

@@ -19,21 +19,6 @@ from analysis.study._study import Study
 
 TABLES = ("raw_agreement", "causes", "adjudication_load", "ai_sides", "before_after")
 ALL_FIELDS = "all fields"
-SHARE_COLUMNS = frozenset(
-    {
-        "agreement",
-        "agreement_low",
-        "agreement_high",
-        "ai_share",
-        "human_share",
-        "followed_share",
-        "before",
-        "after",
-        "change",
-        "chairman_vs_majority",
-    }
-)
-"""Columns of the study tables holding a share (0 to 1): shown as percentages everywhere."""
 
 
 class SessionCounts(BaseModel):
