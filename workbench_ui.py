@@ -721,7 +721,7 @@ def worded_table(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
     """``frame`` and column settings that head its columns in words and write its numbers as
     the report does (``analysis._format``: shares as percentages with one decimal, fractions
     with two, counts with separators); shares are scaled to percent for that."""
-    from analysis._format import PERCENT_COLUMNS, header
+    from analysis import PERCENT_COLUMNS, header
 
     settings: dict[str, Any] = {}
     for column, dtype in frame.schema.items():
@@ -903,7 +903,7 @@ def show_table(frame: pl.DataFrame, **options: Any) -> Any:
     """A table with shares written as percentages with one decimal, as in the charts and the
     report (``analysis._format``), and kappas with three decimals; its columns keep their
     names."""
-    from analysis._format import PERCENT_COLUMNS
+    from analysis import PERCENT_COLUMNS
 
     shares = [name for name in frame.columns if name in PERCENT_COLUMNS]
     config = {name: st.column_config.NumberColumn(format="%.1f%%") for name in shares} | {

@@ -16,6 +16,12 @@ from . import (
     study as study,
     views as views,
 )
+from ._format import (
+    PERCENT_COLUMNS as PERCENT_COLUMNS,
+    header as header,
+    interval as interval,
+    share as share,
+)
 from ._samples import (
     sample_data_dir as sample_data_dir,
 )

@@ -7,7 +7,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis._format import interval, share
+from analysis import interval, share
 from analysis.study import (
     judge_vs_people,
     judgment_labels,

@@ -743,7 +743,7 @@ def _rotation_judgments(sessions) -> list:
     """Every tool-calling step (subagents' too) judged with a rotation of pass, split, fail
     and split against, one step unscored: the inputs the report's detail sections need."""
     from analysis.models import TurnJudgment, Vote
-    from analysis.render._steps import turn_steps
+    from analysis.render import turn_steps
 
     outcomes = [["correct"] * 3, ["correct", "correct", "incorrect"], ["incorrect"] * 3, []]
     judgments = []
@@ -814,7 +814,7 @@ def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_pa
     agreement with them and the lowest-TSQ tools, against counts made here from the
     judgments, the labels and the sessions' own calls; every heading is words."""
     from analysis.index import Collection
-    from analysis.render._steps import turn_steps
+    from analysis.render import turn_steps
     from analysis.study import StepLabel
 
     folder = tmp_path / "sessions"
