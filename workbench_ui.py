@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import polars as pl
 import streamlit as st
@@ -27,16 +27,37 @@ from analysis.views import step_to_open
 if TYPE_CHECKING:
     import altair as alt
 
+
+class Page(NamedTuple):
+    path: str
+    title: str
+
+
 PAGES = {
-    "overview": "app_pages/overview.py",
-    "trends": "app_pages/trends.py",
-    "session": "app_pages/session.py",
-    "turn": "app_pages/turn.py",
-    "catalog": "app_pages/catalog.py",
-    "judge": "app_pages/judge.py",
-    "agreement": "app_pages/agreement.py",
-    "adjudicate": "app_pages/adjudicate.py",
+    "overview": Page("pages/overview.py", "Overview"),
+    "trends": Page("pages/trends.py", "Trends"),
+    "session": Page("pages/session.py", "Session"),
+    "turn": Page("pages/turn.py", "Turn"),
+    "catalog": Page("pages/catalog.py", "Catalog"),
+    "judge": Page("pages/judge.py", "Judge"),
+    "agreement": Page("pages/agreement.py", "Agreement"),
+    "adjudicate": Page("pages/adjudicate.py", "Adjudicate"),
 }
+"""Every page of the workbench, in the order of its navigation: the one list ``app.py``
+registers and each page draws."""
+
+
+def page_frame(name: str) -> None:
+    """What every page starts with, whether ``app.py`` ran first or Streamlit ran the page file
+    alone (a link opened on a freshly started server finds ``pages/`` and does that): the
+    page's title and wide layout, the refusal to serve without a data root, and the workbench's
+    own navigation (Streamlit's is hidden: ``client.showSidebarNavigation = false``)."""
+    st.set_page_config(page_title=f"{PAGES[name].title} · TSQ Workbench", layout="wide")
+    refuse_unsafe_serving()
+    with st.sidebar.container(key="workbench_navigation"):
+        for page in PAGES.values():
+            st.page_link(page.path, label=page.title)
+    st.sidebar.divider()
 
 
 SOURCES = ["Bundled sample data", "Bundled alignment sample", "Local folder", "Upload files"]
@@ -357,7 +378,9 @@ def issues_panel(workspace: Workspace) -> None:
 
 
 def open_page(page: str, **params: str | int) -> None:
-    st.switch_page(PAGES[page], query_params={key: str(value) for key, value in params.items()})
+    st.switch_page(
+        PAGES[page].path, query_params={key: str(value) for key, value in params.items()}
+    )
 
 
 def stay_at_step(session_id: str, turn_index: int, step_index: int, call: str | None) -> None:

@@ -152,8 +152,8 @@ def _app_child(folder: str) -> None:
     at.toggle(key="split_filter").set_value(False).run()
     shown = at.dataframe[-1].value
     at.query_params["session"] = str(shown["session_id"].iloc[len(shown) // 2])
-    timed_run("app: Session page", at.switch_page("app_pages/session.py").run)
-    timed_run("app: Turn page", at.switch_page("app_pages/turn.py").run)
+    timed_run("app: Session page", at.switch_page("pages/session.py").run)
+    timed_run("app: Turn page", at.switch_page("pages/turn.py").run)
     assert not at.exception, at.exception
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 / 1024
     print(json.dumps({"seconds": seconds, "peak_gb": peak}))

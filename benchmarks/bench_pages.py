@@ -36,7 +36,7 @@ def time_page(page: str) -> dict[str, float]:
     st.cache_resource.clear()
     times: dict[str, float] = {}
     start = time.perf_counter()
-    at.switch_page(f"app_pages/{page}.py").run()
+    at.switch_page(f"pages/{page}.py").run()
     times["first"] = time.perf_counter() - start
     start = time.perf_counter()
     at.run()

@@ -60,7 +60,7 @@ def test_choosing_a_session_opens_it(sample_workspace):
 
 
 def test_session_page_plots_steps_and_lists_turns():
-    at = page("app_pages/session.py", session=RICH)
+    at = page("pages/session.py", session=RICH)
     assert not at.exception
     (chart,) = at.get("vega_lite_chart")
     spec = json.loads(chart.proto.spec)
@@ -89,7 +89,7 @@ def test_session_page_plots_steps_and_lists_turns():
     ],
 )
 def test_clicking_a_step_opens_the_turn_page_at_that_step(point, opened):
-    at = page("app_pages/session.py", session=RICH)
+    at = page("pages/session.py", session=RICH)
     at.session_state["step_chart"] = {"selection": {"step_pick": [point]}}
     at.run()
     assert not at.exception
@@ -99,7 +99,7 @@ def test_clicking_a_step_opens_the_turn_page_at_that_step(point, opened):
 
 
 def test_session_page_filters_ambiguous_turns_and_opens_a_turn():
-    at = page("app_pages/session.py", session=RICH)
+    at = page("pages/session.py", session=RICH)
     assert not at.exception
     assert at.dataframe[0].value["turn_index"].tolist() == [0, 1, 2, 3]
     at.toggle(key="ambiguous_only").set_value(True).run()
@@ -117,7 +117,7 @@ def verdicts(at: AppTest) -> list[str]:
 
 
 def test_turn_page_shows_votes_side_by_side_and_why():
-    at = page("app_pages/turn.py", session=RICH, turn="3")
+    at = page("pages/turn.py", session=RICH, turn="3")
     assert not at.exception
     texts = [t.value for t in at.text]
     assert "yes do #1" in texts
@@ -144,7 +144,7 @@ def judged_menu(at: AppTest) -> pd.DataFrame:
 
 
 def test_turn_page_bare_condition_says_the_score_means_nothing(sample_workspace):
-    at = page("app_pages/turn.py", session=BAD, turn="1")
+    at = page("pages/turn.py", session=BAD, turn="1")
     at.segmented_control(key="turn_condition").set_value("bare").run()
     assert not at.exception
     findings = [t.value for t in at.text if " · " in t.value]
@@ -172,7 +172,7 @@ def test_turn_page_bare_condition_says_the_score_means_nothing(sample_workspace)
 
 
 def test_a_link_opens_one_step_with_its_input_and_votes():
-    at = page("app_pages/turn.py", session=RICH, turn="0", step="1")
+    at = page("pages/turn.py", session=RICH, turn="0", step="1")
     assert not at.exception
     assert [h.value for h in at.subheader] == ["Steps", "Step 1"]
     steps = at.dataframe[0].value
@@ -188,7 +188,7 @@ def test_a_link_opens_one_step_with_its_input_and_votes():
 
 
 def test_picking_a_step_in_the_table_opens_it():
-    at = page("app_pages/turn.py", session=RICH, turn="2")
+    at = page("pages/turn.py", session=RICH, turn="2")
     assert param(at, "step") == "0"  # every step passed: the first opens
     key = f"steps_{RICH}_2_full"
     at.session_state[key] = {"selection": {"rows": [1], "columns": [], "cells": []}}
@@ -199,7 +199,7 @@ def test_picking_a_step_in_the_table_opens_it():
 
 
 def test_a_bad_step_in_the_link_is_said_in_one_line():
-    at = page("app_pages/turn.py", session=RICH, turn="0", step="9")
+    at = page("pages/turn.py", session=RICH, turn="0", step="9")
     assert not at.exception
     (warning,) = at.warning
     assert warning.value == "Turn 0 has no step 9: its responses are numbered 0 to 2."
@@ -207,7 +207,7 @@ def test_a_bad_step_in_the_link_is_said_in_one_line():
 
 
 def test_a_subagent_step_opens_by_its_call():
-    at = page("app_pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
+    at = page("pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
     assert not at.exception
     assert plain(at.subheader[1].value) == "Step 1, in the subagent spawned by call toolu_t1"
     texts = [t.value for t in at.text]
@@ -247,7 +247,7 @@ def test_turn_level_judgments_are_still_shown(tmp_path):
     at = use_folder(app(), tmp_path)
     at.query_params["session"] = BAD
     at.query_params["turn"] = "1"
-    at.switch_page("app_pages/turn.py").run()
+    at.switch_page("pages/turn.py").run()
     assert not at.exception
     assert plain(at.subheader[0].value) == "Judged as one whole turn"
     assert "0 of 3 judges said correct." in [t.value for t in at.text]
@@ -269,14 +269,14 @@ def test_a_turn_without_a_model_response_says_so(write_jsonl, tmp_path):
     )
     at = use_folder(app(), tmp_path)
     at.query_params["session"] = "quiet"
-    at.switch_page("app_pages/turn.py").run()
+    at.switch_page("pages/turn.py").run()
     assert not at.exception
     assert at.info[0].value.startswith("This turn has no model response")
     assert not at.dataframe
 
 
 def test_catalog_page_shows_the_three_catalogs_and_the_span():
-    at = page("app_pages/catalog.py", session=BAD, turn="1")
+    at = page("pages/catalog.py", session=BAD, turn="1")
     assert not at.exception
     assert at.text[0].value.startswith("Judged against: baseline")
     judge_saw = at.dataframe[0].value
@@ -285,7 +285,7 @@ def test_catalog_page_shows_the_three_catalogs_and_the_span():
 
 
 def test_judge_page_without_a_key_explains_and_still_shows_the_ablation():
-    at = page("app_pages/judge.py")
+    at = page("pages/judge.py")
     assert not at.exception
     assert "No API key" in at.info[0].value
     assert "judge_run" not in [b.key for b in at.button]
@@ -295,7 +295,7 @@ def test_transcript_html_is_shown_as_text(hostile_transcript):
     at = use_folder(app(), hostile_transcript)
     at.query_params["session"] = "h"
     at.query_params["turn"] = "0"
-    at.switch_page("app_pages/turn.py").run()
+    at.switch_page("pages/turn.py").run()
     assert not at.exception
     assert HOSTILE in [t.value for t in at.text]
     assert all(HOSTILE not in m.value for m in at.markdown)
@@ -308,7 +308,7 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     with FakeAnthropic() as fake:
-        at = page("app_pages/judge.py")
+        at = page("pages/judge.py")
         at.multiselect(key="judge_sessions").set_value([BAD]).run()
         at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
         at.text_input(key="judge_base_url").set_value(fake.url).run()
@@ -329,12 +329,12 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     assert {j.key[:5] for j in fresh} == {j.key[:5] for j in loaded}  # the same steps
     assert {j.judge_id for j in loaded} == {None}  # the bundled ones, from before judge specs
     at.query_params["session"] = BAD
-    session = at.switch_page("app_pages/session.py").run()
+    session = at.switch_page("pages/session.py").run()
     assert not session.exception
     turns = session.dataframe[0].value
     assert len(turns) == 4
     assert turns["steps"].tolist() == [1, 1, 1, 1]
-    overview = session.switch_page("app_pages/overview.py").run()
+    overview = session.switch_page("pages/overview.py").run()
     row = overview.dataframe[0].value.set_index("session_id").loc[BAD]
     assert row["judged_turns"] == 4
     assert row["mean_tsq"] == pytest.approx(0.25)
@@ -347,16 +347,16 @@ def sidebar_to(at: AppTest, path: str) -> AppTest:
 
 
 def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
-    at = page("app_pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
+    at = page("pages/turn.py", session=RICH, turn="1", step="1", call="toolu_t1")
     assert plain(at.subheader[1].value) == "Step 1, in the subagent spawned by call toolu_t1"
-    catalog = sidebar_to(at, "app_pages/catalog.py")
+    catalog = sidebar_to(at, "pages/catalog.py")
     assert not catalog.exception
     assert catalog.selectbox(key="session_pick").value == RICH
     assert (param(catalog, "session"), param(catalog, "turn")) == (RICH, "1")
-    session = sidebar_to(catalog, "app_pages/session.py")
+    session = sidebar_to(catalog, "pages/session.py")
     assert session.selectbox(key="session_pick").value == RICH
-    turn = sidebar_to(session, "app_pages/overview.py")
-    turn = sidebar_to(turn, "app_pages/turn.py")
+    turn = sidebar_to(session, "pages/overview.py")
+    turn = sidebar_to(turn, "pages/turn.py")
     assert {key: param(turn, key) for key in ("session", "turn", "step", "call")} == {
         "session": RICH,
         "turn": "1",
@@ -367,17 +367,17 @@ def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
 
 
 def test_picking_another_session_forgets_the_old_turn():
-    at = page("app_pages/turn.py", session=RICH, turn="3")
+    at = page("pages/turn.py", session=RICH, turn="3")
     at.selectbox(key="session_pick").set_value(BAD).run()
     assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
-    at = sidebar_to(at, "app_pages/catalog.py")
+    at = sidebar_to(at, "pages/catalog.py")
     assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
 
 
 def test_a_local_folder_follows_the_user_and_is_in_the_url():
     at = use_folder(app(), SPOTTER)
     assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
-    at = sidebar_to(at, "app_pages/session.py")
+    at = sidebar_to(at, "pages/session.py")
     assert not at.exception
     assert at.sidebar.text_input(key="data_folder").value == str(SPOTTER)
     assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
@@ -389,7 +389,7 @@ def test_a_local_folder_follows_the_user_and_is_in_the_url():
 def test_a_link_to_a_local_folder_shows_its_sessions():
     if not SPOTTER.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
-    at = page("app_pages/overview.py", source="folder", folder=str(SPOTTER))
+    at = page("pages/overview.py", source="folder", folder=str(SPOTTER))
     assert not at.exception
     expected = {s.session_id for s in analysis.load([SPOTTER]).sessions}
     assert set(at.dataframe[0].value["session_id"]) == expected
@@ -415,7 +415,7 @@ def test_a_link_to_a_local_folder_shows_its_sessions():
     ],
 )
 def test_a_bad_link_is_said_in_one_line(params, said, sample_workspace):
-    at = page("app_pages/catalog.py", **params)
+    at = page("pages/catalog.py", **params)
     assert not at.exception
     first = sample_workspace.sessions[0]
     (warning,) = at.warning
@@ -452,7 +452,7 @@ def judged_tools(at: AppTest) -> set[str]:
 
 
 def test_catalog_page_follows_the_condition_bare_is_the_called_tools_only():
-    at = page("app_pages/catalog.py", session=BAD, turn="1")
+    at = page("pages/catalog.py", session=BAD, turn="1")
     assert not at.exception
     session = next(
         s for s in analysis.load([analysis.sample_data_dir()]).sessions if s.session_id == BAD
@@ -492,7 +492,7 @@ def test_the_catalog_page_names_the_called_tools_its_judges_menu_lacked():
             called = own + [call.name for call in turn.subagent_tool_calls()]
             menu = set(analysis.catalog_for_turn(session, turn).catalog.names())
             expected = [name for name in dict.fromkeys(called) if name not in menu]
-            at = page("app_pages/catalog.py", session=session.session_id, turn=str(turn.index))
+            at = page("pages/catalog.py", session=session.session_id, turn=str(turn.index))
             assert not at.exception
             assert _missing_shown(at) == (", ".join(expected) or NOTHING_MISSING)
             elsewhere += bool(in_session - set(called))
@@ -503,7 +503,7 @@ def test_the_catalog_page_names_the_called_tools_its_judges_menu_lacked():
 
 
 def test_catalog_page_compares_an_openai_session_with_its_own_catalog():
-    at = page("app_pages/catalog.py", session=RETAIL, turn="0")
+    at = page("pages/catalog.py", session=RETAIL, turn="0")
     assert not at.exception
     menus = at.dataframe[0].value
     assert "baseline" not in menus.columns
@@ -514,7 +514,7 @@ def test_catalog_page_compares_an_openai_session_with_its_own_catalog():
 
 
 def test_judge_page_estimate_counts_output_tokens_and_says_what_it_assumes():
-    at = page("app_pages/judge.py")
+    at = page("pages/judge.py")
     at.multiselect(key="judge_sessions").set_value([BAD]).run()
     assert not at.exception
     (estimate,) = [c.value for c in at.caption if " requests, about " in c.value]
@@ -577,7 +577,7 @@ def test_overview_error_filter_keeps_the_sessions_with_error_findings():
     findings = analysis.lint(loaded.sessions, loaded.judgments)
     with_errors = {f.session_id for f in findings if f.severity == "error"}
     assert 0 < len(with_errors) < len(loaded.sessions)
-    at = page("app_pages/overview.py", source="folder", folder=str(folder))
+    at = page("pages/overview.py", source="folder", folder=str(folder))
     assert not at.exception
     at.toggle(key="error_filter").set_value(True).run()
     shown = at.dataframe[0].value
@@ -590,7 +590,7 @@ def test_overview_error_filter_keeps_the_sessions_with_error_findings():
 def test_judge_page_council_shows_its_estimate_what_it_reads_and_the_keys_it_lacks():
     from analysis.council import read_council_config, render_session_for_council
 
-    at = page("app_pages/judge.py", session=RICH)
+    at = page("pages/judge.py", session=RICH)
     assert not at.exception
     assert at.multiselect(key="judge_sessions").value == [RICH]
     (estimate,) = [c.value for c in at.caption if c.value.startswith("Council estimate: ")]

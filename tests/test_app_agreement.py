@@ -30,7 +30,7 @@ def select(at: AppTest, key: str, row: int) -> AppTest:
 
 
 def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
-    at = study_page("app_pages/agreement.py")
+    at = study_page("pages/agreement.py")
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sessions"] == "450"
@@ -67,7 +67,7 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
 
 
 def test_pair_confusion_matrix_and_disagreement_drill_down():
-    at = study_page("app_pages/agreement.py")
+    at = study_page("pages/agreement.py")
     pairs = at.dataframe[5].value
     first = pairs.iloc[0]
     at = select(at, "pair_table", 0)
@@ -109,8 +109,8 @@ def decide(at: AppTest, who: str, side: str, note: str) -> AppTest:
 
 
 def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
-    first_tab = study_page("app_pages/adjudicate.py", fresh_study)
-    second_tab = study_page("app_pages/adjudicate.py", fresh_study)
+    first_tab = study_page("pages/adjudicate.py", fresh_study)
+    second_tab = study_page("pages/adjudicate.py", fresh_study)
     assert not first_tab.exception
     caption = first_tab.caption[0].value
     open_before = int(caption.split(" of ")[0])
@@ -131,7 +131,7 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
     assert all(d.adjudicator_kind == "human" for d in saved)
 
     clear_streamlit_caches()
-    restarted = study_page("app_pages/adjudicate.py", fresh_study)
+    restarted = study_page("pages/adjudicate.py", fresh_study)
     assert int(restarted.caption[0].value.split(" of ")[0]) == open_before - 1
     assert plain(restarted.subheader[0].value) != first_item
     tables = analysis.study_tables(analysis.load_study(fresh_study), store, resamples=0)
@@ -144,18 +144,18 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
 
 
 def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_study):
-    at = study_page("app_pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
+    at = study_page("pages/agreement.py", fresh_study)  # fills the cache: nothing decided yet
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Human-adjudicated"] == "0"
     open_before = int(metrics["Still open"])
 
-    at.switch_page("app_pages/adjudicate.py").run()
+    at.switch_page("pages/adjudicate.py").run()
     item, field = plain(at.subheader[0].value).split(" · ")
     decide(at, "ana", "human", "checked the transcript")
     assert not at.exception
 
-    at.switch_page("app_pages/agreement.py").run()
+    at.switch_page("pages/agreement.py").run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Human-adjudicated"] == "1"
     assert int(metrics["Still open"]) <= open_before
@@ -171,7 +171,7 @@ def test_a_decision_saved_on_adjudicate_shows_on_the_agreement_tables(fresh_stud
 def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and_history():
     open_before = analysis.study.open_disagreements(analysis.load_study(STUDY), None)
     assert open_before.height > 1
-    at = study_page("app_pages/adjudicate.py")
+    at = study_page("pages/adjudicate.py")
     assert not at.exception
     first = f"{open_before['item_id'][0]} · {open_before['field'][0]}"
     second = f"{open_before['item_id'][1]} · {open_before['field'][1]}"
@@ -204,7 +204,7 @@ def test_adjudicate_walks_the_bundled_open_disagreements_with_a_confirmation_and
 def test_the_decision_form_starts_blank_and_says_what_a_save_lacks():
     """No side or cause is chosen for the adjudicator; a save without them, or without a
     name, says what is missing inside the form, beside its button, and saves nothing."""
-    at = study_page("app_pages/adjudicate.py")
+    at = study_page("pages/adjudicate.py")
     assert not at.exception
     assert at.radio(key="decision_side").value is None
     assert at.selectbox(key="decision_cause").value is None
@@ -221,7 +221,7 @@ def test_a_disagreement_names_the_cause_its_row_shows_and_where_it_came_from():
     study = analysis.load_study(STUDY)
     reconciled = analysis.study.study_tables(study, None).reconciled.filter(~pl.col("agree"))
     decided = reconciled.filter(pl.col("cause_from") == "decision").row(0, named=True)
-    at = study_page("app_pages/adjudicate.py", item=decided["item_id"], field=decided["field"])
+    at = study_page("pages/adjudicate.py", item=decided["item_id"], field=decided["field"])
     assert not at.exception
     said = [t.value for t in at.text if t.value.startswith("Cause: ")]
     assert said == [
@@ -235,7 +235,7 @@ def test_a_disagreement_names_the_cause_its_row_shows_and_where_it_came_from():
 
 
 def test_adjudicate_says_when_a_link_names_no_disagreement():
-    at = study_page("app_pages/adjudicate.py", item="cvh-999", field="looped")
+    at = study_page("pages/adjudicate.py", item="cvh-999", field="looped")
     assert not at.exception
     assert at.warning[0].value == "No disagreement cvh-999 · looped in these labels."
 
@@ -247,7 +247,7 @@ def test_judge_specs_vs_people_shows_the_bundled_loop_with_figures_from_the_file
 
     from analysis.align import sample_store
 
-    at = study_page("app_pages/agreement.py")
+    at = study_page("pages/agreement.py")
     assert not at.exception
     alignment = analysis.sample_data_dir() / "alignment"
     votes: dict[str, list[str]] = {}

@@ -38,7 +38,7 @@ def _score_of(at, judge_id: str, session: str, turn: int) -> float:
 
 def test_a_session_judged_by_two_judges_shows_one_at_a_time():
     session, turn = _first_bash_step()
-    at = open_page("app_pages/turn.py", source="alignment", session=session, turn=str(turn))
+    at = open_page("pages/turn.py", source="alignment", session=session, turn=str(turn))
     assert not at.exception
     choice = at.sidebar.selectbox(key="chosen_judge")
     assert sorted(choice.options[1:]) == JUDGE_IDS
@@ -53,9 +53,7 @@ def test_a_session_judged_by_two_judges_shows_one_at_a_time():
 def test_the_label_form_shows_the_split_and_moves_to_the_next_unlabelled_step():
     splits = {s: a.split for s, a in sample_store().splits().items()}
     session, turn = _first_bash_step()
-    at = open_page(
-        "app_pages/turn.py", source="alignment", session=session, turn=str(turn), step="0"
-    )
+    at = open_page("pages/turn.py", source="alignment", session=session, turn=str(turn), step="0")
     assert not at.exception
     shown = [c.value for c in at.caption]
     if session in splits:
@@ -68,7 +66,7 @@ def test_the_label_form_shows_the_split_and_moves_to_the_next_unlabelled_step():
 
 def test_next_unlabelled_step_opens_the_first_of_the_labelling_queue():
     rich = "5eed0000-0000-4000-8000-000000000002"
-    at = open_page("app_pages/turn.py", session=rich, turn="0", step="0")
+    at = open_page("pages/turn.py", session=rich, turn="0", step="0")
     assert not at.exception
     judgments = analysis.load([analysis.sample_data_dir() / "judgments"]).judgments
     split = [
@@ -84,7 +82,7 @@ def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals(tmp
     """The page's figures against the ones computed here from the judgments file and the
     transcripts' own records (each turn of the sample is one response with one call)."""
     judge = JUDGE_IDS[0]
-    at = open_page("app_pages/trends.py", source="alignment", judge=judge)
+    at = open_page("pages/trends.py", source="alignment", judge=judge)
     assert not at.exception
     at.segmented_control(key="trends_by").set_value("tool").run()
     assert not at.exception

@@ -23,13 +23,13 @@ import analysis
 
 SAMPLES = analysis.sample_data_dir()
 PAGES = [
-    "app_pages/overview.py",
-    "app_pages/session.py",
-    "app_pages/turn.py",
-    "app_pages/catalog.py",
-    "app_pages/judge.py",
-    "app_pages/agreement.py",
-    "app_pages/adjudicate.py",
+    "pages/overview.py",
+    "pages/session.py",
+    "pages/turn.py",
+    "pages/catalog.py",
+    "pages/judge.py",
+    "pages/agreement.py",
+    "pages/adjudicate.py",
 ]
 NO_ROOT = (
     "This workbench listens at 0.0.0.0, beyond this machine, and has no data root, so its "
@@ -75,7 +75,7 @@ def test_unset_the_address_is_every_interface_and_refused_too():
 def test_beyond_loopback_with_a_data_root_the_pages_run(rooted):
     root, _ = rooted
     with server_address("0.0.0.0"):
-        at = page("app_pages/overview.py", source="folder", folder=str(root / "projects"))
+        at = page("pages/overview.py", source="folder", folder=str(root / "projects"))
     assert not at.exception
     assert not at.error
     assert at.dataframe[0].value["session_id"].tolist() == [BAD]
@@ -105,7 +105,7 @@ def test_a_folder_outside_the_data_root_is_refused(rooted, how, given):
         "symlink dots": f"{root}/link/../outside",  # the link is followed before ..
     }[how]
     if given == "linked":
-        at = page("app_pages/overview.py", source="folder", folder=typed)
+        at = page("pages/overview.py", source="folder", folder=typed)
     else:
         at = use_folder(app(), typed)
     assert not at.exception
@@ -117,7 +117,7 @@ def test_a_folder_outside_the_data_root_is_refused(rooted, how, given):
 def test_a_folder_inside_the_data_root_loads_and_a_relative_one_starts_there(rooted):
     root, _ = rooted
     for typed in (str(root / "projects"), "projects", f"{root}/projects/../projects"):
-        at = page("app_pages/overview.py", source="folder", folder=typed)
+        at = page("pages/overview.py", source="folder", folder=typed)
         assert not at.exception
         assert not at.error
         assert at.dataframe[0].value["session_id"].tolist() == [BAD]
@@ -126,7 +126,7 @@ def test_a_folder_inside_the_data_root_loads_and_a_relative_one_starts_there(roo
 def test_a_link_inside_the_data_root_to_a_file_outside_is_not_read(rooted):
     root, outside = rooted
     (root / "projects" / "peek.jsonl").symlink_to(outside / "embedded-subagent.synthetic.jsonl")
-    at = page("app_pages/overview.py", source="folder", folder=str(root))
+    at = page("pages/overview.py", source="folder", folder=str(root))
     assert not at.exception
     assert at.dataframe[-1].value["session_id"].tolist() == [BAD]  # after the issues' table
     issues = at.expander[0]
@@ -139,14 +139,14 @@ def test_the_other_pages_see_no_judgments_of_a_folder_outside_the_root(rooted):
     _, outside = rooted
     shutil.copytree(SAMPLES / "judgments", outside / "judgments")
     at = page(
-        "app_pages/agreement.py",
+        "pages/agreement.py",
         state={"kept_data_source": "Local folder", "kept_data_folder": str(outside)},
     )
     assert not at.exception
     assert "TSQ judge vs people" not in [h.value for h in at.header]
 
 
-@pytest.mark.parametrize("path", ["app_pages/agreement.py", "app_pages/adjudicate.py"])
+@pytest.mark.parametrize("path", ["pages/agreement.py", "pages/adjudicate.py"])
 def test_labels_outside_the_data_root_are_refused(rooted, path):
     root, outside = rooted
     shutil.copytree(SAMPLES / "council_vs_human", outside / "study")
@@ -162,7 +162,7 @@ def test_labels_inside_the_data_root_or_the_bundled_study_load(rooted):
     root, _ = rooted
     shutil.copytree(SAMPLES / "council_vs_human", root / "study")
     for state in ({"kept_study_path": "study"}, None):  # relative to the root; the default
-        at = page("app_pages/agreement.py", state=state)
+        at = page("pages/agreement.py", state=state)
         assert not at.exception
         assert not at.error
         assert {m.label: m.value for m in at.metric}["Sessions"] == "450"
@@ -171,7 +171,7 @@ def test_labels_inside_the_data_root_or_the_bundled_study_load(rooted):
 def test_a_council_config_outside_the_data_root_is_refused(rooted):
     root, outside = rooted
     shutil.copy(SAMPLES / "council.example.toml", outside / "council.toml")
-    at = page("app_pages/judge.py")
+    at = page("pages/judge.py")
     assert not at.exception
     assert not at.error  # the bundled example is allowed
     typed = str(root / "link" / "council.toml")

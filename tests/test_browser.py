@@ -35,7 +35,8 @@ def test_split_vote_turn_in_a_real_browser(server, tmp_path):
         # workbench's own navigation (titled pages), not Streamlit's file-name pages.
         page.goto(f"{server}/turn?session={RICH}&turn=3", wait_until="networkidle")
         page.get_by_text("Judge 3: incorrect").wait_for(timeout=30_000)
-        navigation = page.get_by_test_id("stSidebarNav").inner_text()
+        navigation = page.locator(".st-key-workbench_navigation").inner_text()
+        assert not page.get_by_test_id("stSidebarNav").count(), "Streamlit's file names stay hidden"
         assert navigation.split() == [
             "Overview",
             "Trends",
@@ -99,7 +100,7 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
 
         def sidebar(title: str) -> None:
-            page.get_by_test_id("stSidebarNav").get_by_text(title, exact=True).click()
+            page.locator(".st-key-workbench_navigation").get_by_text(title, exact=True).click()
             page.get_by_role("heading", name=title if title != "Overview" else "Sessions").wait_for(
                 timeout=30_000
             )
@@ -284,7 +285,7 @@ def test_markup_from_data_never_reaches_the_page(server, tmp_path):
         labels.press("Enter")
         page.get_by_text("Sessions", exact=True).first.wait_for(timeout=30_000)
         settle()
-        page.get_by_test_id("stSidebarNav").get_by_text("Adjudicate", exact=True).click()
+        page.locator(".st-key-workbench_navigation").get_by_text("Adjudicate", exact=True).click()
         page.get_by_role("heading", name="Adjudicate").wait_for(timeout=30_000)
         settle()
         body = page.inner_text("body")

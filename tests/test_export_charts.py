@@ -100,9 +100,9 @@ def download_labels(at: AppTest) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("page", "params", "stem"),
     [
-        ("app_pages/overview.py", {}, "tsq-per-session"),
-        ("app_pages/session.py", {"session": RICH}, f"tsq-per-step-{RICH}"),
-        ("app_pages/judge.py", {}, "ablation"),
+        ("pages/overview.py", {}, "tsq-per-session"),
+        ("pages/session.py", {"session": RICH}, f"tsq-per-step-{RICH}"),
+        ("pages/judge.py", {}, "ablation"),
     ],
 )
 def test_every_chart_in_the_app_has_png_and_svg_buttons(page, params, stem):

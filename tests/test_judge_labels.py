@@ -235,7 +235,7 @@ def test_self_preference_is_a_finding_when_the_judge_is_of_the_agents_family(
 
 @pytest.mark.usefixtures("fresh_app")
 def test_a_step_labelled_on_the_turn_page_shows_on_the_agreement_page():
-    at = open_page("app_pages/turn.py", session=RICH, turn="3", step="0")
+    at = open_page("pages/turn.py", session=RICH, turn="3", step="0")
     assert not at.exception
     at.radio(key="label_value").set_value("incorrect")
     at.text_area(key="label_reason").input("Grep would have found it in one call.")
@@ -250,7 +250,7 @@ def test_a_step_labelled_on_the_turn_page_shows_on_the_agreement_page():
     assert saved["label"].tolist() == ["incorrect"]
     assert at.session_state["kept_labeller"] == "ann"
 
-    at.switch_page("app_pages/agreement.py").run()
+    at.switch_page("pages/agreement.py").run()
     assert not at.exception
     assert any(h.value == "TSQ judge vs people" for h in at.header)
     metrics = {m.label: m.value for m in at.metric}
@@ -267,7 +267,7 @@ def test_a_step_labelled_on_the_turn_page_shows_on_the_agreement_page():
 
 @pytest.mark.usefixtures("fresh_app")
 def test_the_turn_page_asks_for_a_choice_then_a_name_before_saving():
-    at = open_page("app_pages/turn.py", session=RICH, turn="3", step="0")
+    at = open_page("pages/turn.py", session=RICH, turn="3", step="0")
     assert at.radio(key="label_value").value is None  # a deliberate choice, not a default
     next(b for b in at.button if b.label == "Save label").click().run()
     assert "Choose correct or incorrect" in at.warning[-1].value

@@ -14,7 +14,14 @@ from analysis.index import (
     trend_chart,
     trends,
 )
-from workbench_ui import chart_downloads, data_source, inert, people_labels, worded_table
+from workbench_ui import (
+    chart_downloads,
+    data_source,
+    inert,
+    page_frame,
+    people_labels,
+    worded_table,
+)
 
 LABELS = {
     "tool": "tool",
@@ -24,6 +31,7 @@ LABELS = {
     "week": "week",
 }
 
+page_frame("trends")
 st.title("Trends")
 workspace = data_source()
 steps = workspace.collection.step_scores(workspace.judge, workspace.all_judgments, people_labels())

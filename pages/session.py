@@ -11,8 +11,10 @@ from workbench_ui import (
     inert,
     open_page,
     open_step,
+    page_frame,
 )
 
+page_frame("session")
 st.title("Session")
 workspace = data_source()
 session = chosen_session(workspace)

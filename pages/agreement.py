@@ -23,6 +23,7 @@ from workbench_ui import (
     inert,
     open_page,
     open_step,
+    page_frame,
     show_table,
     study_source,
     study_store_path,
@@ -36,6 +37,7 @@ def alignment_sample(store: str, labels_version: int) -> analysis.align.AlignRep
     return analysis.align.sample_loop(analysis.AdjudicationStore(store))
 
 
+page_frame("agreement")
 st.title("Agreement")
 view = council_source(study_source())  # the Judge page's council run, when chosen
 tables = view.tables()

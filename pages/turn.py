@@ -16,6 +16,7 @@ from workbench_ui import (
     inert,
     judge_input_panel,
     open_page,
+    page_frame,
     people_labels,
     stay_at_step,
     step_label_panel,
@@ -24,6 +25,7 @@ from workbench_ui import (
     votes_side_by_side,
 )
 
+page_frame("turn")
 st.title("Turn")
 workspace = data_source()
 session, turn = chosen_session_and_turn(workspace)

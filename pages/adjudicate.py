@@ -6,8 +6,9 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import disagreement_panel, inert, study_source
+from workbench_ui import disagreement_panel, inert, page_frame, study_source
 
+page_frame("adjudicate")
 st.title("Adjudicate")
 view = study_source()
 reconciled = view.tables().reconciled.filter(~pl.col("agree")).sort("item_id", "field")

@@ -9,8 +9,9 @@ import streamlit as st
 import analysis
 from analysis.llm import KEY_ENVS, LLMError, key_from, needs_key, parse_model_name
 from council_ui import council_section, key_environment
-from workbench_ui import chart_downloads, data_source, inert
+from workbench_ui import chart_downloads, data_source, inert, page_frame
 
+page_frame("judge")
 st.title("Judge")
 workspace = data_source()
 known = workspace.collection.session_ids
