@@ -54,9 +54,13 @@ def page_frame(name: str) -> None:
     own navigation (Streamlit's is hidden: ``client.showSidebarNavigation = false``)."""
     st.set_page_config(page_title=f"{PAGES[name].title} · TSQ Workbench", layout="wide")
     refuse_unsafe_serving()
+    _source_from_url()
+    source = _source_params(_remembered("data_source", SOURCES[0]), _remembered("data_folder", ""))
+    judge = {"judge": st.session_state.get("kept_judge")} if "judge" in st.query_params else {}
+    carried = {key: value for key, value in (source | judge).items() if value is not None}
     with st.sidebar.container(key="workbench_navigation"):
-        for page in PAGES.values():
-            st.page_link(page.path, label=page.title)
+        for page in PAGES.values():  # the data source goes along: no half-written URL
+            st.page_link(page.path, label=page.title, query_params=carried)
     st.sidebar.divider()
 
 
@@ -243,16 +247,18 @@ def _source_from_url() -> None:
             st.session_state[key] = value  # the widget too, if this page already drew it
 
 
-def _source_to_url(choice: str, typed: str) -> None:
-    """The URL names a local folder (``?source=folder&folder=…``) or the alignment sample
-    (``?source=alignment``); the sample is the default."""
-    _forget("source", "folder")
+def _source_params(choice: str, typed: str) -> dict[str, str | None]:
+    """The URL's words for a data source: a local folder (``?source=folder&folder=…``) or the
+    alignment sample (``?source=alignment``); the sample is the default (none)."""
     if choice == "Local folder":
-        st.query_params["source"] = "folder"
-        if typed:
-            st.query_params["folder"] = typed
-    elif choice == ALIGNMENT_SOURCE:
-        st.query_params["source"] = "alignment"
+        return {"source": "folder", "folder": typed or None}
+    if choice == ALIGNMENT_SOURCE:
+        return {"source": "alignment", "folder": None}
+    return {"source": None, "folder": None}
+
+
+def _source_to_url(choice: str, typed: str) -> None:
+    set_url(_source_params(choice, typed))
 
 
 EACH_SESSIONS_JUDGE = "each session's own judge"
@@ -281,7 +287,7 @@ def chosen_judge(judgments: list[analysis.TurnJudgment]) -> str | None:
     if judge == EACH_SESSIONS_JUDGE:
         _forget("judge")
         return None
-    st.query_params["judge"] = judge
+    set_url({"judge": judge})
     return judge
 
 
@@ -386,9 +392,8 @@ def open_page(page: str, **params: str | int) -> None:
 def stay_at_step(session_id: str, turn_index: int, step_index: int, call: str | None) -> None:
     """From the Turn page, another step: its place in the URL, and the page drawn again
     (switching to the page one is on would keep the old place)."""
-    _forget(*PLACE)
     place = {"session": session_id, "turn": str(turn_index), "step": str(step_index)}
-    st.query_params.update(place | ({"call": call} if call else {}))
+    set_url(dict.fromkeys(PLACE) | place | ({"call": call} if call else {}))
     for picker in ("session_pick", "turn_pick"):  # their kept values would win over the URL
         st.session_state.pop(picker, None)
     st.rerun()
@@ -400,10 +405,19 @@ def open_step(session_id: str, turn_index: int, step_index: int, call: str | Non
     open_page("turn", session=session_id, turn=turn_index, step=step_index, **subagent)
 
 
+def set_url(wanted: dict[str, str | None]) -> None:
+    """The URL's parameters with ``wanted`` set (None: removed), changed in one step and only
+    when something changes: each change of the URL is an entry of the browser's history, and
+    one action must be one entry, never a half-written URL."""
+    current = st.query_params.to_dict()
+    updated = {key: value for key, value in current.items() if wanted.get(key, value) is not None}
+    updated |= {key: value for key, value in wanted.items() if value is not None}
+    if updated != current:
+        st.query_params.from_dict(updated)
+
+
 def _forget(*keys: str) -> None:
-    for key in keys:
-        if key in st.query_params:
-            del st.query_params[key]
+    set_url(dict.fromkeys(keys))
 
 
 def _from_url_or_kept(key: str) -> tuple[str | None, bool]:
@@ -423,6 +437,7 @@ def _restore_place() -> None:
     from other pages (sidebar navigation drops them), so far as the URL names no other place."""
     linked = {key for key in PLACE if key in st.query_params}
     moved = False
+    restored: dict[str, str | None] = {}
     for key in PLACE:
         named = st.query_params.get(key)
         kept: str | None = st.session_state.get(f"kept_{key}")
@@ -432,12 +447,13 @@ def _restore_place() -> None:
         elif moved or (key == "call" and "step" in linked):
             st.session_state.pop(f"kept_{key}", None)
         elif kept is not None:
-            st.query_params[key] = kept
+            restored[key] = kept
+    set_url(restored)
 
 
 def _keep(key: str, value: str) -> None:
     """In the URL and kept for the other pages."""
-    st.query_params[key] = value
+    set_url({key: value})
     st.session_state[f"kept_{key}"] = value
 
 

@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import disagreement_panel, inert, page_frame, study_source
+from workbench_ui import disagreement_panel, inert, page_frame, set_url, study_source
 
 page_frame("adjudicate")
 st.title("Adjudicate")
@@ -44,7 +44,7 @@ def following(item: str, field: str) -> tuple[str, str] | None:
 
 
 # The form must save to the disagreement it showed, even if another tab decided it meanwhile.
-st.query_params["item"], st.query_params["field"] = row["item_id"], row["field"]
+set_url({"item": row["item_id"], "field": row["field"]})
 disagreement_panel(view, row)
 if row["adjudicator"]:
     st.info("Saving a decision here overrides the one above (history is kept).")
@@ -75,7 +75,7 @@ with st.form("decision", clear_on_submit=True):
 
 next_key = following(row["item_id"], row["field"])
 if next_key is not None and st.button("Skip to the next one", key="skip_decision"):
-    st.query_params["item"], st.query_params["field"] = next_key
+    set_url(dict(zip(("item", "field"), next_key, strict=True)))
     st.rerun()
 
 history = analysis.study.decision_history(view.study, view.store, row["item_id"], row["field"])
@@ -112,8 +112,5 @@ if saved:
         f"Saved: {row['item_id']} · {row['field']} → {side} ({row[side]}). "
         + (f"{left} still open; the next one is below." if left else "None left open.")
     )
-    if next_key is None:
-        st.query_params.clear()
-    else:
-        st.query_params["item"], st.query_params["field"] = next_key
+    set_url(dict(zip(("item", "field"), next_key or (None, None), strict=True)))
     st.rerun()

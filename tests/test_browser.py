@@ -293,3 +293,36 @@ def test_markup_from_data_never_reaches_the_page(server, tmp_path):
     assert "evil.example/value.png" in body  # the hostile label is on the page, as text
     outside = [u for u in requests if not u.startswith(server) and not u.startswith("data:")]
     assert outside == []
+
+
+def test_back_returns_to_the_previous_page_with_its_data_source(server, tmp_path):
+    """A trip through the navigation and back: every history entry names the data source in
+    full (no half-written URL), and Back shows the page before, on the same data."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{server}/?source=alignment", wait_until="networkidle")
+        page.get_by_role("heading", name="Sessions").wait_for(timeout=30_000)
+        start = page.evaluate("history.length")
+        navigation = page.locator(".st-key-workbench_navigation")
+        for title in ("Session", "Turn"):
+            navigation.get_by_text(title, exact=True).click()
+            page.get_by_role("heading", name=title).wait_for(timeout=30_000)
+            page.wait_for_timeout(1500)
+            assert "source=alignment" in page.url
+        entries = page.evaluate("history.length") - start
+        assert entries <= 2 * 3, f"{entries} history entries for two clicks"
+        seen = []
+        for _ in range(entries):
+            page.go_back()
+            page.wait_for_timeout(1500)
+            seen.append(page.locator("h1").first.inner_text())
+            assert "source=alignment" in page.url, page.url
+        assert "Session" in seen
+        assert seen[-1] == "Sessions"
+        body = page.inner_text("body")
+        assert "Traceback" not in body
+        page.screenshot(path=str(tmp_path / "back.png"), full_page=True)
+        browser.close()
