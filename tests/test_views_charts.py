@@ -581,3 +581,100 @@ def test_a_built_in_without_claude_codes_own_text_says_why(claude_code_sessions)
             assert row["claude_code_description"] == expected
             reasons += held["description"] is None
     assert reasons, "some built-in of the corpus's versions has no extracted description"
+
+
+def _label_boxes(svg: str) -> list[list[tuple[float, float, float, float]]]:
+    """Each axis's tick labels as drawn, as boxes (left, top, right, bottom), from the SVG's
+    text: width estimated from the font size (half an em a character, under the real width
+    of digits), rotated labels left out."""
+    axes = []
+    for group in re.finditer(r'<g class="mark-text role-axis-label"[^>]*>(.*?)</g>', svg, re.S):
+        boxes = []
+        for anchor, x, y, size, text in re.findall(
+            r'<text text-anchor="(\w+)" transform="translate\(([-\d.e]+),([-\d.e]+)\)"'
+            r'[^>]*font-size="([\d.]+)px"[^>]*>([^<]*)</text>',
+            group.group(1),
+        ):
+            width = 0.5 * float(size) * len(text)
+            left = float(x) - {"start": 0, "middle": width / 2, "end": width}[anchor]
+            boxes.append((left, float(y) - float(size), left + width, float(y)))
+        axes.append(boxes)
+    return axes
+
+
+def _slanted_too_close(svg: str) -> list[tuple[float, float]]:
+    """Slanted tick labels whose neighbours are nearer, across the slant, than a line of text."""
+    import math
+
+    close = []
+    for group in re.finditer(r'<g class="mark-text role-axis-label"[^>]*>(.*?)</g>', svg, re.S):
+        slanted = re.findall(
+            r'transform="translate\(([-\d.e]+),[-\d.e]+\) rotate\(([-\d.e]+)\)"'
+            r'[^>]*font-size="([\d.]+)px"',
+            group.group(1),
+        )
+        xs = sorted(float(x) for x, _, _ in slanted)
+        for (_, angle, size), left, right in zip(slanted, xs, xs[1:], strict=False):
+            if (right - left) * abs(math.sin(math.radians(float(angle)))) < 0.9 * float(size):
+                close.append((left, right))
+    return close
+
+
+def _overlapping(boxes):
+    return [
+        (a, b)
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    ]
+
+
+def test_drawn_charts_have_no_colliding_tick_labels_and_whole_counts(claude_code_sessions):
+    """The charts as Vega draws them (SVG), on the corpus's largest session and a collection
+    of sessions and weeks: no two tick labels of an axis overlap, and a count axis ticks whole
+    numbers only."""
+    from test_report import _rotation_judgments
+
+    from analysis.index import trend_chart
+
+    session = max(claude_code_sessions.values(), key=lambda s: sum(1 for _ in s.tool_calls()))
+    judgments = _rotation_judgments([session])
+    steps = analysis.views.step_table(session, judgments, [])
+    turns = analysis.views.turn_table(session, judgments, [])
+    overview = pl.DataFrame(
+        {
+            "mean_tsq": [(i * 7 % 37) / 37 for i in range(300)],
+            "session_id": list(map(str, range(300))),
+        }
+    )
+    weeks = pl.DataFrame(
+        {
+            "week": [f"2026-{m:02d}-{d:02d}" for m in range(1, 6) for d in (5, 12, 19, 26)],
+            "tsq": [0.8] * 20,
+            "tsq_low": [0.7] * 20,
+            "tsq_high": [0.9] * 20,
+            "judged": [40] * 20,
+            "steps": [50] * 20,
+            "sampled": [True] * 20,
+        }
+    )
+    charts = {
+        "step scores": analysis.views.step_scores_chart(
+            steps, analysis.views.turn_gaps(session, steps)
+        ),
+        "turn scores": analysis.views.turn_scores_chart(turns),
+        "score distribution": analysis.views.score_distribution_chart(overview),
+        "weekly trend": trend_chart(weeks, "week"),
+    }
+    for name, chart in charts.items():
+        svg = analysis.views.chart_to_svg(chart)
+        axes = _label_boxes(svg)
+        assert axes, name
+        for boxes in axes:
+            assert not _overlapping(boxes), f"{name}: tick labels collide"
+        assert not _slanted_too_close(svg), f"{name}: slanted tick labels collide"
+    drawn = analysis.views.chart_to_svg(charts["score distribution"])
+    count_axis = re.findall(r'role-axis-label".*?</g>', drawn, re.S)[-1]  # sessions per bin
+    ticks = re.findall(r">([^<>]+)</text>", count_axis)
+    assert ticks
+    assert all(tick.replace(",", "").isdigit() for tick in ticks), ticks

@@ -32,6 +32,8 @@ DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
 RESAMPLES = 1000
 BOOTSTRAP_MAX = 2000
 Z95 = 1.959964
+FLAT_WEEKS = 6
+"""Up to this many weeks, their labels are written flat; more are slanted to fit."""
 
 STEP_COLUMNS = """s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.tools, s.calls,
        s.errors, s.model, s.agent_version AS version, x.project,
@@ -329,7 +331,11 @@ def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
         f"{by}:O" if by == "week" else f"{by}:N",
         title="week (from Monday)" if by == "week" else by,
         sort=None,
-        axis=alt.Axis(labelLimit=220, labelAngle=0 if by == "week" else -30),
+        axis=alt.Axis(
+            labelLimit=220,
+            labelAngle=0 if by == "week" and len(data) <= FLAT_WEEKS else -30,
+            labelOverlap=True,  # where labels would still collide, some are left out
+        ),
     )
     scale = alt.Scale(domain=[0, 1])
     base = alt.Chart(data).encode(x=x)
