@@ -279,3 +279,16 @@ def assert_seed_ablation_contract(lines: list[dict[str, Any]]) -> None:
         "catalog_no_call": [0.0] * 4,
         "full": [1.0, 0.0, 0.0, 0.0],
     }
+
+
+ARTIFACTS = REPO / "test-artifacts"
+"""Where browser tests keep their screenshots (CI keeps the folder; git ignores it)."""
+
+
+@pytest.fixture
+def screenshots(request: pytest.FixtureRequest) -> Path:
+    """This test's folder of screenshots under ``test-artifacts/``, emptied first."""
+    folder = ARTIFACTS / request.node.name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder

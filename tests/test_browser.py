@@ -295,7 +295,7 @@ def test_markup_from_data_never_reaches_the_page(server, tmp_path):
     assert outside == []
 
 
-def test_back_returns_to_the_previous_page_with_its_data_source(server, tmp_path):
+def test_back_returns_to_the_previous_page_with_its_data_source(server, screenshots):
     """A trip through the navigation and back: every history entry names the data source in
     full (no half-written URL), and Back shows the page before, on the same data."""
     from playwright.sync_api import sync_playwright
@@ -324,5 +324,5 @@ def test_back_returns_to_the_previous_page_with_its_data_source(server, tmp_path
         assert seen[-1] == "Sessions"
         body = page.inner_text("body")
         assert "Traceback" not in body
-        page.screenshot(path=str(tmp_path / "back.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "back.png"), full_page=True)
         browser.close()
