@@ -261,13 +261,14 @@ def _people_majority() -> dict[tuple[str, int], str | None]:
     }
 
 
-def _trends_json(*args: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "trends", *args, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
+def _tsq(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, check=False
     )
+
+
+def _trends_json(*args: str) -> dict:
+    done = _tsq("trends", *args, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -277,21 +278,7 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
     saved), and out with its Parquet: the judge's agreement with them per tool, with its
     interval, equals the figures counted here from the labels file and the judgments file."""
     store = tmp_path / "labels.sqlite"
-    imported = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analysis",
-            "labels",
-            "import",
-            str(ALIGNMENT / "labels.csv"),
-            "--db",
-            str(store),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    imported = _tsq("labels", "import", str(ALIGNMENT / "labels.csv"), "--db", str(store))
     assert imported.returncode == 0, imported.stderr
     index = tmp_path / "index.duckdb"
     common = [str(two_versions), "--index", str(index), "--by", "tool", "--judge", _judge_id(TEAM)]
@@ -326,21 +313,8 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
     assert {g["tool"]: g for g in third["groups"]}[tool]["labelled"] == before["labelled"] - 1
 
     parquet = tmp_path / "parquet"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analysis",
-            "index",
-            str(two_versions),
-            "--index",
-            str(index),
-            "--parquet",
-            str(parquet),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    exported = _tsq("index", str(two_versions), "--index", str(index), "--parquet", str(parquet))
+    assert exported.returncode == 0, exported.stderr
     shared = _trends_json("--parquet", str(parquet), "--by", "tool", "--judge", _judge_id(TEAM))
     assert shared["groups"] == third["groups"]
 
@@ -348,22 +322,8 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
 def test_a_file_that_is_not_a_label_store_is_one_sentence(tmp_path):
     notes = tmp_path / "notes.sqlite"
     notes.write_text("not a database\n" * 100)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analysis",
-            "index",
-            str(ALIGNMENT / "transcripts"),
-            "--index",
-            str(tmp_path / "index.duckdb"),
-            "--labels",
-            str(notes),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    index = str(tmp_path / "index.duckdb")
+    done = _tsq("index", str(ALIGNMENT / "transcripts"), "--index", index, "--labels", str(notes))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
         f"{notes}: not a label store (file is not a database)."

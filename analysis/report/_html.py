@@ -57,6 +57,7 @@ from analysis.views._review import (
     worst_steps,
 )
 from analysis.views._tables import (
+    SCORE_COLUMNS,
     ablation_table,
     findings_frame,
     overview_of,
@@ -521,12 +522,7 @@ def _sessions_section(
 ) -> ReportSection:
     shown = _named(overview, names).select(
         "session",
-        "mean_tsq",
-        "judged_turns",
-        "split_turns",
-        "unscored_turns",
-        "errors",
-        "warnings",
+        *SCORE_COLUMNS,
         "turns",
         "tool_calls",
         "format",

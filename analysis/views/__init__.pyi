@@ -36,6 +36,7 @@ from ._review import (
     worst_steps as worst_steps,
 )
 from ._tables import (
+    SCORE_COLUMNS as SCORE_COLUMNS,
     ablation_table as ablation_table,
     findings_frame as findings_frame,
     judgment_of as judgment_of,

@@ -264,6 +264,10 @@ def session_overview(
     )
 
 
+SCORE_COLUMNS = ("mean_tsq", "judged_turns", "split_turns", "unscored_turns", "errors", "warnings")
+"""The overview's columns people sort by, shown first after the session's name (the Overview
+page, the report's sessions table)."""
+
 OVERVIEW_BASE = (
     "session_id",
     "format",
