@@ -740,40 +740,22 @@ def test_a_judge_of_the_agents_own_family_puts_the_scores_in_doubt(loaded):
 
 
 def _rotation_judgments(sessions) -> list:
-    """Every tool-calling step (subagents' too) judged with a rotation of pass, split, fail
-    and split against, one step unscored: the inputs the report's detail sections need."""
-    from analysis.models import TurnJudgment, Vote
+    """Every tool-calling step (subagents' too) judged by a Claude model with a rotation of
+    pass, split, fail and no valid vote: the inputs the report's detail sections need."""
+    from test_review import step_judgment
+
     from analysis.render import turn_steps
 
     outcomes = [["correct"] * 3, ["correct", "correct", "incorrect"], ["incorrect"] * 3, []]
-    judgments = []
-    for session in sessions:
-        steps = [step for turn in session.turns for step in turn_steps(turn, subagents=True)]
-        for n, step in enumerate(steps):
-            votes = [Vote(verdict=v, reasoning=f"{v} at step {n}") for v in outcomes[n % 4]]
-            correct = sum(v.verdict == "correct" for v in votes)
-            judgments.append(
-                TurnJudgment(
-                    session_id=session.session_id,
-                    turn_index=step.turn.index,
-                    step_index=step.index,
-                    message_id=step.message_id,
-                    parent_call_id=step.parent_call_id,
-                    score=correct / len(votes) if votes else None,
-                    votes=votes,
-                    n_requested=3,
-                    n_valid=len(votes),
-                    n_discarded=3 - len(votes),
-                    model="claude-judge",
-                    rubric_version="r",
-                    condition="full",
-                    catalog_size=10,
-                    call_rendered=True,
-                    context_chars=0,
-                    unscored_reason=None if votes else "no valid verdict in 3 attempts",
-                )
-            )
-    return judgments
+    return [
+        step_judgment(session.session_id, step, outcomes[n % 4]).model_copy(
+            update={"model": "claude-judge"}
+        )
+        for session in sessions
+        for n, step in enumerate(
+            step for turn in session.turns for step in turn_steps(turn, subagents=True)
+        )
+    ]
 
 
 def test_the_report_through_the_index_is_the_report_of_every_file(corpus, tmp_path):
