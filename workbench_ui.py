@@ -58,8 +58,9 @@ def page_frame(name: str) -> None:
     source = _source_params(_remembered("data_source", SOURCES[0]), _remembered("data_folder", ""))
     judge = {"judge": st.session_state.get("kept_judge")} if "judge" in st.query_params else {}
     carried = {key: value for key, value in (source | judge).items() if value is not None}
+    carried |= _effective_place()
     with st.sidebar.container(key="workbench_navigation"):
-        for page in PAGES.values():  # the data source goes along: no half-written URL
+        for page in PAGES.values():  # the data source and the place go along: one entry a click
             st.page_link(page.path, label=page.title, query_params=carried)
     st.sidebar.divider()
 
@@ -432,23 +433,33 @@ def _from_url_or_kept(key: str) -> tuple[str | None, bool]:
     return kept, False
 
 
-def _restore_place() -> None:
-    """Keep the session, turn, step and call the URL names; put back into the URL those kept
-    from other pages (sidebar navigation drops them), so far as the URL names no other place."""
+def _effective_place() -> dict[str, str]:
+    """Where the user is: the session, turn, step and call the URL names, and those kept from
+    other pages (sidebar navigation drops them) so far as the URL names no other place."""
     linked = {key for key in PLACE if key in st.query_params}
     moved = False
-    restored: dict[str, str | None] = {}
+    place: dict[str, str] = {}
     for key in PLACE:
         named = st.query_params.get(key)
         kept: str | None = st.session_state.get(f"kept_{key}")
         if named is not None:
             moved = moved or named != kept
-            st.session_state[f"kept_{key}"] = named
-        elif moved or (key == "call" and "step" in linked):
+            place[key] = named
+        elif not (moved or (key == "call" and "step" in linked)) and kept is not None:
+            place[key] = kept
+    return place
+
+
+def _restore_place() -> None:
+    """Keep the place the URL names, and put back into the URL the rest of the place kept
+    (:func:`_effective_place`)."""
+    place = _effective_place()
+    for key in PLACE:
+        if key in place:
+            st.session_state[f"kept_{key}"] = place[key]
+        else:
             st.session_state.pop(f"kept_{key}", None)
-        elif kept is not None:
-            restored[key] = kept
-    set_url(restored)
+    set_url({key: value for key, value in place.items() if key not in st.query_params})
 
 
 def _keep(key: str, value: str) -> None:
@@ -486,6 +497,7 @@ def chosen_session(workspace: Workspace) -> analysis.Session | None:
         index=index,
         format_func=names.__getitem__,
         key="session_pick",
+        on_change=_session_picked,
         help="Type to find one by its title, first ask or id.",
     )
     if session_id != current:  # another session: its turn 0
@@ -493,6 +505,24 @@ def chosen_session(workspace: Workspace) -> analysis.Session | None:
         st.session_state.pop("turn_pick", None)
     _keep("session", session_id)
     return workspace.session(session_id)
+
+
+def _session_picked() -> None:
+    """A session picked: in the URL before the page runs again, so that the navigation drawn
+    first already carries it; another session starts at its turn 0."""
+    picked = st.session_state["session_pick"]
+    if picked != st.session_state.get("kept_session"):
+        _drop("turn", "step", "call")
+        st.session_state.pop("turn_pick", None)
+    _keep("session", picked)
+
+
+def _turn_picked() -> None:
+    """A turn picked: in the URL before the page runs again (see :func:`_session_picked`)."""
+    picked = str(st.session_state["turn_pick"])
+    if picked != st.session_state.get("kept_turn"):
+        _drop("step", "call")
+    _keep("turn", picked)
 
 
 def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
@@ -509,7 +539,12 @@ def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
         )
     current = int(raw) if valid and raw is not None else 0
     index = st.number_input(
-        "Turn", min_value=0, max_value=count - 1, value=current, key="turn_pick"
+        "Turn",
+        min_value=0,
+        max_value=count - 1,
+        value=current,
+        key="turn_pick",
+        on_change=_turn_picked,
     )
     if str(index) != raw:  # another turn picked: a step named in the URL was of the old one
         _drop("step", "call")
