@@ -795,20 +795,33 @@ def worded_table(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
     """``frame`` and column settings that head its columns in words and write its numbers as
     the report does (``analysis._format``: shares as percentages with one decimal, fractions
     with two, counts with separators); shares are scaled to percent for that."""
-    from analysis import PERCENT_COLUMNS, header
+    from analysis import header
 
+    shown, shares = _shares_in_percent(frame)
     settings: dict[str, Any] = {}
     for column, dtype in frame.schema.items():
-        if column in PERCENT_COLUMNS:
-            settings[column] = st.column_config.NumberColumn(header(column), format="%.1f%%")
+        if column in shares:
+            settings[column] = st.column_config.NumberColumn(header(column), format=PERCENT)
         elif dtype.is_float():
             settings[column] = st.column_config.NumberColumn(header(column), format="%.2f")
         elif dtype.is_integer():
             settings[column] = st.column_config.NumberColumn(header(column), format="localized")
         else:
             settings[column] = header(column)
+    return shown, settings
+
+
+PERCENT = "%.1f%%"
+"""How a table column of shares is written once scaled to percent: one decimal."""
+
+
+def _shares_in_percent(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``frame`` with its columns of shares (``analysis.PERCENT_COLUMNS``) scaled to percent,
+    for :data:`PERCENT`, and their names."""
+    from analysis import PERCENT_COLUMNS
+
     shares = [column for column in frame.columns if column in PERCENT_COLUMNS]
-    return frame.with_columns(pl.col(shares) * 100), settings
+    return frame.with_columns(pl.col(shares) * 100), shares
 
 
 def people_labels() -> list[analysis.study.StepLabel]:
@@ -977,15 +990,12 @@ def show_table(frame: pl.DataFrame, **options: Any) -> Any:
     """A table with shares written as percentages with one decimal, as in the charts and the
     report (``analysis._format``), and kappas with three decimals; its columns keep their
     names."""
-    from analysis import PERCENT_COLUMNS
-
-    shares = [name for name in frame.columns if name in PERCENT_COLUMNS]
-    config = {name: st.column_config.NumberColumn(format="%.1f%%") for name in shares} | {
+    shown, shares = _shares_in_percent(frame)
+    config = {name: st.column_config.NumberColumn(format=PERCENT) for name in shares} | {
         name: st.column_config.NumberColumn(format="%.3f")
         for name in frame.columns
         if "kappa" in name or "alpha" in name
     }
-    shown = frame.with_columns(pl.col(shares) * 100)
     return st.dataframe(shown, hide_index=True, column_config=config, **options)
 
 

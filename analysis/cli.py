@@ -1054,10 +1054,13 @@ def report(
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
-    from analysis.findings._lint import lint as lint_sessions
     from analysis.judge._results import judge_names, merge_judgments, of_judge
-    from analysis.models import LoadResult
-    from analysis.report._html import build_report, study_sections  # Altair, vl-convert: on use
+    from analysis.report._data import ReportData
+    from analysis.report._html import (  # Altair, vl-convert: on use
+        build_report,
+        report_findings,
+        study_sections,
+    )
     from analysis.study import study_tables
 
     source: LoadResult | Collection
@@ -1075,20 +1078,16 @@ def report(
             )
             sys.exit(EXIT_NOTHING_LOADED)
         judged = of_judge(judged, judge_name)
-    if isinstance(source, LoadResult):
-        findings = lint_sessions(source.sessions, judged)
-        sessions, turns = len(source.sessions), sum(len(s.turns) for s in source.sessions)
-    else:
-        findings = source.findings(frame=source.findings_with(judged))
-        base, _ = source.overview_inputs()
-        sessions, turns = base.height, int(base["turns"].sum())
+    findings = report_findings(source, judged)
     extra = []
     labelled = ""
     if labels is not None:
         study = _study_or_exit(labels, None)
         extra = study_sections(study_tables(study, _existing_store(labels, db)))
         labelled = f", agreement tables for {study.labels.frame['item_id'].n_unique()} items"
+    data = ReportData.of(source)
     document = build_report(source, judged, findings, extra_sections=extra, show_paths=show_paths)
+    sessions, turns = data.base.height, int(data.base["turns"].sum())
     try:
         Path(out).write_text(document, encoding="utf-8")
     except OSError as error:

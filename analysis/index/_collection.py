@@ -91,8 +91,7 @@ class Collection:
                 reader.in_scope("SELECT path, display FROM files", scope, path_column="path")
             )
             kinds = reader.in_scope("SELECT path, kind FROM files", scope, path_column="path")
-            read = reader.in_scope("SELECT files_read FROM files", scope, path_column="path")
-            self.files_read: int = sum(n for (n,) in read)
+            self.files_read = reader.files_read(scope)
             self._rows = self._session_rows(reader, scope, order)
             self._issues = file_issues + [
                 issue

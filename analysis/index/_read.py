@@ -95,9 +95,8 @@ class IndexReader:
                 )
             )
         file_issues = self.file_issues(issues, discover_issues, order)
-        files_read = sum(n for (n,) in q("SELECT files_read FROM files", scope, path_column="path"))
         totals = IngestTotals(
-            files=files_read,
+            files=self.files_read(scope),
             sessions=len(summaries),
             turns=sum(s.turns for s in summaries),
             tool_calls=_sorted_counts(all_calls),
@@ -106,6 +105,11 @@ class IndexReader:
             file_issues=file_issues,
         )
         return IngestReport(sessions=summaries, totals=totals)
+
+    def files_read(self, scope: list[str]) -> int:
+        """How many files a load of ``scope`` reads (subagent files included)."""
+        read = self.in_scope("SELECT files_read FROM files", scope, path_column="path")
+        return sum(n for (n,) in read)
 
     def issues_by_session(self, scope: list[str]) -> dict[tuple[str, str | None], list[ParseIssue]]:
         """The issues of the files in ``scope``, per (file, session); a file's own issues

@@ -124,8 +124,7 @@ def _people(
 
     if not isinstance(labels, Sequence):
         rows = labels.conn.execute(
-            "SELECT item_id, labeller, value, reason, labelled_at FROM labels"
-            " ORDER BY labelled_at, item_id, labeller"
+            f"SELECT {', '.join(LABEL_FIELDS)} FROM labels ORDER BY labelled_at, item_id, labeller"
         ).fetchall()
         labels = [StepLabel(**dict(zip(LABEL_FIELDS, row, strict=True))) for row in rows]
     majority = {item: ref.value for item, ref in references(labels).items()}

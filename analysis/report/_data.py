@@ -40,6 +40,14 @@ class ReportData:
         return session_names_of(frame)
 
     @classmethod
+    def of(cls, source: LoadResult | Collection | ReportData) -> ReportData:
+        if isinstance(source, ReportData):
+            return source
+        if isinstance(source, Collection):
+            return cls.of_collection(source)
+        return cls.of_load(source)
+
+    @classmethod
     def of_load(cls, result: LoadResult) -> ReportData:
         def sessions(ids: Ids[str]) -> list[Session]:
             return [s for s in result.sessions if s.session_id in ids]

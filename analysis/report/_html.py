@@ -768,7 +768,7 @@ def report_sections(
     step), split votes, worst steps, findings, issues. The issues' file names keep home folder
     names only with ``show_paths``. Of a collection, only the judged sessions are read from
     their files; the rest comes from the index."""
-    data = _data_of(source)
+    data = ReportData.of(source)
     relevant = findings_for_condition(findings, condition)
     overview = overview_of(data.base, data.labels, judgments, findings_frame(relevant), condition)
     names = data.names
@@ -794,12 +794,14 @@ def report_sections(
     return [section for section in sections if section is not None]
 
 
-def _data_of(source: LoadResult | Collection | ReportData) -> ReportData:
-    if isinstance(source, ReportData):
-        return source
+def report_findings(
+    source: LoadResult | Collection, judgments: Sequence[TurnJudgment]
+) -> list[Finding]:
+    """``analysis.lint`` of the sessions with ``judgments``: of a collection, only the judged
+    sessions are read again from their files."""
     if isinstance(source, Collection):
-        return ReportData.of_collection(source)
-    return ReportData.of_load(source)
+        return source.findings(frame=source.findings_with(judgments))
+    return lint(source.sessions, judgments)
 
 
 def build_report(
@@ -823,12 +825,7 @@ def build_report(
     with ``~`` for the home folder and ``USER`` for another user's, unless ``show_paths``.
     """
     judged = of_judge(list(source.judgments if judgments is None else judgments))
-    if findings is not None:
-        found = list(findings)
-    elif isinstance(source, Collection):
-        found = source.findings(frame=source.findings_with(judged))
-    else:
-        found = lint(source.sessions, judged)
+    found = report_findings(source, judged) if findings is None else list(findings)
     facts = [fact for section in extra_sections for fact in section.facts]
     standard = report_sections(source, judged, found, condition, facts, show_paths)
     sections = [*standard, *extra_sections]
