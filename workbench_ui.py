@@ -58,7 +58,7 @@ def page_frame(name: str) -> None:
     source = _source_params(_remembered("data_source", SOURCES[0]), _remembered("data_folder", ""))
     judge = {"judge": st.session_state.get("kept_judge")} if "judge" in st.query_params else {}
     carried = {key: value for key, value in (source | judge).items() if value is not None}
-    carried |= _effective_place()
+    carried |= _url_place()
     with st.sidebar.container(key="workbench_navigation"):
         for page in PAGES.values():  # the data source and the place go along: one entry a click
             st.page_link(page.path, label=page.title, query_params=carried)
@@ -80,7 +80,7 @@ def bundled_folders(choice: str) -> list[str]:
 
 
 PLACE = ("session", "turn", "step", "call")
-"""Where the user is, in the URL and kept in the browser session so it follows them around."""
+"""Where the user is: in the URL, and carried by the navigation's links to every page."""
 
 
 _MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]()#!<>|~$:])")
@@ -258,10 +258,6 @@ def _source_params(choice: str, typed: str) -> dict[str, str | None]:
     return {"source": None, "folder": None}
 
 
-def _source_to_url(choice: str, typed: str) -> None:
-    set_url(_source_params(choice, typed))
-
-
 EACH_SESSIONS_JUDGE = "each session's own judge"
 
 
@@ -273,7 +269,7 @@ def chosen_judge(judgments: list[analysis.TurnJudgment]) -> str | None:
         _forget("judge")
         return None
     options = [EACH_SESSIONS_JUDGE, *analysis.judge_names(judgments)]
-    linked, _ = _from_url_or_kept("judge")
+    linked = st.query_params.get("judge", st.session_state.get("kept_judge"))
     kept = linked if linked in options else EACH_SESSIONS_JUDGE
     with st.sidebar:
         judge = st.selectbox(
@@ -296,7 +292,13 @@ def _source_widgets() -> tuple[str, str, list[Any]]:
     """The sidebar controls: (choice, folder as typed, uploaded files)."""
     kept = _remembered("data_source", SOURCES[0])
     with st.sidebar:  # widget state is per page: each page starts from what was kept
-        choice = st.radio("Data", SOURCES, index=SOURCES.index(kept), key="data_source")
+        choice = st.radio(
+            "Data",
+            SOURCES,
+            index=SOURCES.index(kept),
+            key="data_source",
+            on_change=_source_chosen,
+        )
         typed, files = "", []
         if choice == "Local folder":
             root = data_root()
@@ -305,6 +307,7 @@ def _source_widgets() -> tuple[str, str, list[Any]]:
                 value=_remembered("data_folder", ""),
                 placeholder=root or "~/.claude/projects",
                 key="data_folder",
+                on_change=_source_chosen,
                 help=None
                 if root is None
                 else "A folder inside the data root; a relative path starts there.",
@@ -317,6 +320,18 @@ def _source_widgets() -> tuple[str, str, list[Any]]:
                 key="data_uploads",
             )
     return choice, typed.strip(), list(files or [])
+
+
+def _source_chosen() -> None:
+    """Another data source or folder: kept and in the URL before the page runs again, so that
+    the navigation drawn first carries it. Its sessions are others: the place is forgotten."""
+    choice = st.session_state["data_source"]
+    typed = ""
+    if choice == "Local folder":
+        typed = st.session_state.get("data_folder", _remembered("data_folder", "")).strip()
+    _remember("data_source", choice)
+    _remember("data_folder", typed)
+    set_url(_source_params(choice, typed) | dict.fromkeys(PLACE))
 
 
 def _local_folder(typed: str) -> tuple[str, str | None]:
@@ -337,12 +352,10 @@ def data_source() -> Workspace:
     _source_from_url()
     kept = (_remembered("data_source", SOURCES[0]), _remembered("data_folder", ""))
     choice, typed, files = _source_widgets()
-    if (choice, typed) != kept:  # another source picked: its sessions are others
-        _drop(*PLACE)
+    other = (choice, typed) != kept  # another source picked: its sessions are others
     _remember("data_source", choice)
     _remember("data_folder", typed)
-    _source_to_url(choice, typed)
-    _restore_place()
+    set_url(_source_params(choice, typed) | (dict.fromkeys(PLACE) if other else {}))
     folders = bundled_folders(choice)
     root = None
     if choice == "Local folder":
@@ -395,8 +408,6 @@ def stay_at_step(session_id: str, turn_index: int, step_index: int, call: str | 
     (switching to the page one is on would keep the old place)."""
     place = {"session": session_id, "turn": str(turn_index), "step": str(step_index)}
     set_url(dict.fromkeys(PLACE) | place | ({"call": call} if call else {}))
-    for picker in ("session_pick", "turn_pick"):  # their kept values would win over the URL
-        st.session_state.pop(picker, None)
     st.rerun()
 
 
@@ -421,89 +432,55 @@ def _forget(*keys: str) -> None:
     set_url(dict.fromkeys(keys))
 
 
-def _from_url_or_kept(key: str) -> tuple[str | None, bool]:
-    """The URL's value for ``key``, else the one kept in this browser session: (value, linked).
-
-    Sidebar navigation drops the URL's parameters; what was chosen follows the user anyway.
-    """
-    linked = st.query_params.get(key)
-    if linked is not None:
-        return linked, True
-    kept: str | None = st.session_state.get(f"kept_{key}")
-    return kept, False
+def _url_place() -> dict[str, str]:
+    """Where the user is: the session, turn, step and call the URL names. The URL alone says
+    it: a place the page picked by default is not in it, and the same URL picks it again."""
+    return {key: value for key in PLACE if (value := st.query_params.get(key)) is not None}
 
 
-def _effective_place() -> dict[str, str]:
-    """Where the user is: the session, turn, step and call the URL names, and those kept from
-    other pages (sidebar navigation drops them) so far as the URL names no other place."""
-    linked = {key for key in PLACE if key in st.query_params}
-    moved = False
-    place: dict[str, str] = {}
-    for key in PLACE:
-        named = st.query_params.get(key)
-        kept: str | None = st.session_state.get(f"kept_{key}")
-        if named is not None:
-            moved = moved or named != kept
-            place[key] = named
-        elif not (moved or (key == "call" and "step" in linked)) and kept is not None:
-            place[key] = kept
-    return place
+def _show_place(place: dict[str, str | None], *, chosen: bool) -> None:
+    """A place the user chose is put in the URL, in one step: one history entry. A default the
+    page picked stays out of it, save where the URL named another: a visit is one entry, and
+    Back shows what was there."""
+    set_url(place if chosen else {k: v for k, v in place.items() if k in st.query_params})
 
 
-def _restore_place() -> None:
-    """Keep the place the URL names, and put back into the URL the rest of the place kept
-    (:func:`_effective_place`)."""
-    place = _effective_place()
-    for key in PLACE:
-        if key in place:
-            st.session_state[f"kept_{key}"] = place[key]
-        else:
-            st.session_state.pop(f"kept_{key}", None)
-    set_url({key: value for key, value in place.items() if key not in st.query_params})
+def _session_place(session_id: str, before: str | None) -> dict[str, str | None]:
+    """A session, and the rest of the place forgotten when it is another one."""
+    return {"session": session_id} | ({} if session_id == before else dict.fromkeys(PLACE[1:]))
 
 
-def _keep(key: str, value: str) -> None:
-    """In the URL and kept for the other pages."""
-    set_url({key: value})
-    st.session_state[f"kept_{key}"] = value
+def _turn_place(turn: str, before: str | None) -> dict[str, str | None]:
+    return {"turn": turn} | ({} if turn == before else dict.fromkeys(PLACE[2:]))
 
 
-def _drop(*keys: str) -> None:
-    """Out of the URL and out of what is kept."""
-    _forget(*keys)
-    for key in keys:
-        st.session_state.pop(f"kept_{key}", None)
+def _step_place(step_index: int, call: str | None) -> dict[str, str | None]:
+    return {"step": str(step_index), "call": call or None}
 
 
 def chosen_session(workspace: Workspace) -> analysis.Session | None:
-    """The session named in the URL (or kept from another page), else a picker; keeps the URL
-    in step. A link to a session that is not loaded is said in one line."""
+    """The session named in the URL, else the first, in a picker. A link to a session that is
+    not loaded is said in one line."""
     ids = workspace.collection.session_ids
     if not ids:
         st.info(inert(workspace.collection.why_empty()))
         return None
-    current, linked = _from_url_or_kept("session")
-    if linked and current not in ids:
+    current = st.query_params.get("session")
+    if current is not None and current not in ids:
         first = workspace.collection.session_names[ids[0]]
         st.warning(
             f"No session {inert(str(current))} in the data loaded: showing {inert(first)} instead."
         )
-        _drop("turn", "step", "call")
-    index = ids.index(current) if current in ids else 0
-    names = workspace.collection.session_names
+    st.session_state["session_pick"] = current if current in ids else ids[0]  # Back, links
     session_id = st.selectbox(
         "Session",
         ids,
-        index=index,
-        format_func=names.__getitem__,
+        format_func=workspace.collection.session_names.__getitem__,
         key="session_pick",
         on_change=_session_picked,
         help="Type to find one by its title, first ask or id.",
     )
-    if session_id != current:  # another session: its turn 0
-        _drop("turn", "step", "call")
-        st.session_state.pop("turn_pick", None)
-    _keep("session", session_id)
+    _show_place(_session_place(session_id, current), chosen=False)
     return workspace.session(session_id)
 
 
@@ -511,44 +488,32 @@ def _session_picked() -> None:
     """A session picked: in the URL before the page runs again, so that the navigation drawn
     first already carries it; another session starts at its turn 0."""
     picked = st.session_state["session_pick"]
-    if picked != st.session_state.get("kept_session"):
-        _drop("turn", "step", "call")
-        st.session_state.pop("turn_pick", None)
-    _keep("session", picked)
+    _show_place(_session_place(picked, st.query_params.get("session")), chosen=True)
 
 
 def _turn_picked() -> None:
     """A turn picked: in the URL before the page runs again (see :func:`_session_picked`)."""
     picked = str(st.session_state["turn_pick"])
-    if picked != st.session_state.get("kept_turn"):
-        _drop("step", "call")
-    _keep("turn", picked)
+    _show_place(_turn_place(picked, st.query_params.get("turn")), chosen=True)
 
 
 def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
-    """The turn named in the URL (or kept), else turn 0; a link to a turn not there is said."""
+    """The turn named in the URL, else turn 0; a link to a turn not there is said."""
     if not session.turns:
         st.info("This session has no turns.")
         return None
     count = len(session.turns)
-    raw, linked = _from_url_or_kept("turn")
+    raw = st.query_params.get("turn")
     valid = raw is not None and raw.isdecimal() and int(raw) < count
-    if linked and not valid:
+    if raw is not None and not valid:
         st.warning(
             f"This session has no turn {raw}: its turns are 0 to {count - 1}; turn 0 is shown."
         )
-    current = int(raw) if valid and raw is not None else 0
+    st.session_state["turn_pick"] = int(raw) if valid and raw is not None else 0
     index = st.number_input(
-        "Turn",
-        min_value=0,
-        max_value=count - 1,
-        value=current,
-        key="turn_pick",
-        on_change=_turn_picked,
+        "Turn", min_value=0, max_value=count - 1, key="turn_pick", on_change=_turn_picked
     )
-    if str(index) != raw:  # another turn picked: a step named in the URL was of the old one
-        _drop("step", "call")
-    _keep("turn", str(index))
+    _show_place(_turn_place(str(index), raw), chosen=False)  # another turn: its own steps
     return session.turns[int(index)]
 
 
@@ -582,16 +547,9 @@ def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
         key=key,
         column_config=STEP_COLUMNS,
     )
-    if event.selection.rows:
+    if event.selection.rows and event.selection.rows != rows:  # not the step already open
         picked = steps.row(event.selection.rows[0], named=True)
-        _show_step_in_url(picked["step_index"], picked["parent_call_id"])
-
-
-def _show_step_in_url(step_index: int, call: str | None) -> None:
-    _keep("step", str(step_index))
-    _drop("call")
-    if call:
-        _keep("call", call)
+        _show_place(_step_place(picked["step_index"], picked["parent_call_id"]), chosen=True)
 
 
 def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | None:
@@ -603,9 +561,7 @@ def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | No
     """
 
     def to_open() -> tuple[Step | None, str | None]:
-        named, linked = _from_url_or_kept("step")
-        call = st.query_params.get("call") if linked else st.session_state.get("kept_call")
-        return step_to_open(turn, steps, named, call)
+        return step_to_open(turn, steps, st.query_params.get("step"), st.query_params.get("call"))
 
     if not steps.is_empty():
         opened, missing = to_open()
@@ -614,7 +570,7 @@ def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | No
     if problem:
         st.warning(problem)
     if step is not None:
-        _show_step_in_url(step.index, step.parent_call_id)
+        _show_place(_step_place(step.index, step.parent_call_id), chosen=False)
     return step
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
@@ -341,8 +342,13 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
 
 
 def sidebar_to(at: AppTest, path: str) -> AppTest:
-    """What the sidebar's navigation does: another page, with none of the URL's parameters."""
+    """A click on the workbench's navigation link to ``path``: another page, with the
+    parameters that link carries (the browser's URL becomes the link's)."""
+    name = Path(path).stem
+    (link,) = [e.proto for e in at.get("page_link") if e.proto.page == name]
     at.query_params.clear()
+    for key, values in parse_qs(link.query_string).items():
+        at.query_params[key] = values[0]
     return at.switch_page(path).run()
 
 
@@ -369,9 +375,12 @@ def test_the_chosen_session_turn_and_step_follow_the_user_through_the_sidebar():
 def test_picking_another_session_forgets_the_old_turn():
     at = page("pages/turn.py", session=RICH, turn="3")
     at.selectbox(key="session_pick").set_value(BAD).run()
-    assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
+    assert param(at, "session") == BAD
+    assert "turn" not in at.query_params  # the other session's turn is forgotten: turn 0
+    assert at.number_input(key="turn_pick").value == 0
     at = sidebar_to(at, "pages/catalog.py")
-    assert (param(at, "session"), param(at, "turn")) == (BAD, "0")
+    assert param(at, "session") == BAD
+    assert at.number_input(key="turn_pick").value == 0
 
 
 def test_a_local_folder_follows_the_user_and_is_in_the_url():
@@ -381,7 +390,8 @@ def test_a_local_folder_follows_the_user_and_is_in_the_url():
     assert not at.exception
     assert at.sidebar.text_input(key="data_folder").value == str(SPOTTER)
     assert (param(at, "source"), param(at, "folder")) == ("folder", str(SPOTTER))
-    assert param(at, "session") in {s.session_id for s in analysis.load([SPOTTER]).sessions}
+    picked = at.selectbox(key="session_pick").value
+    assert picked in {s.session_id for s in analysis.load([SPOTTER]).sessions}
     at.sidebar.radio(key="data_source").set_value("Bundled sample data").run()
     assert "source" not in at.query_params  # the sample is the default: no parameter
 
@@ -427,7 +437,10 @@ def test_a_bad_link_is_said_in_one_line(params, said, sample_workspace):
     else:
         assert warning.value == said
     expected = params["session"] if "turn" in params else first.session_id
-    assert (param(at, "session"), param(at, "turn")) == (expected, "0")
+    assert param(at, "session") == expected  # the bad link corrected in the URL
+    assert at.number_input(key="turn_pick").value == 0
+    assert ("turn" in at.query_params) == ("turn" in params)  # a default stays out of the URL
+    assert "turn" not in params or param(at, "turn") == "0"
 
 
 def test_an_empty_local_folder_asks_for_one_and_a_missing_one_is_not_found(tmp_path):

@@ -74,8 +74,8 @@ def test_next_unlabelled_step_opens_the_first_of_the_labelling_queue():
     ]
     at.button(key="next_unlabelled").click().run()
     assert at.title[0].value == "Turn"
-    kept = (at.session_state["kept_session"], at.session_state["kept_turn"])
-    assert kept == (split[0].session_id, str(split[0].turn_index))
+    place = (at.query_params["session"], at.query_params["turn"])
+    assert place == (split[0].session_id, str(split[0].turn_index))
 
 
 def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals(tmp_path):
