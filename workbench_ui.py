@@ -547,9 +547,40 @@ def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
         key=key,
         column_config=STEP_COLUMNS,
     )
+    if rows:
+        _scroll_to_row(key, rows[0])
     if event.selection.rows and event.selection.rows != rows:  # not the step already open
         picked = steps.row(event.selection.rows[0], named=True)
         _show_place(_step_place(picked["step_index"], picked["parent_call_id"]), chosen=True)
+
+
+ROW_PIXELS = 35
+"""The height of a row of ``st.dataframe`` (its default ``row_height``)."""
+
+
+def _scroll_to_row(key: str, row: int) -> None:
+    """Scroll the table ``key`` so that its selected ``row`` shows (Streamlit's tables do not
+    scroll to a selection by themselves; a link to ``?step=107`` must show that row). The
+    script carries no data: only the table's key, made of ids and numbers, and the row."""
+    selector = json.dumps(f".st-key-{key} .dvn-scroller")
+    st.html(
+        f"""<script>
+        (() => {{
+          let tries = 40;
+          const scroll = () => {{
+            const scroller = document.querySelector({selector});
+            if (scroller && scroller.scrollHeight > scroller.clientHeight) {{
+              scroller.scrollTop = Math.max(0, {row * ROW_PIXELS} - scroller.clientHeight / 3);
+            }} else if (tries-- > 0) {{
+              setTimeout(scroll, 100);
+            }}
+          }};
+          scroll();
+        }})();
+        </script>""",
+        unsafe_allow_javascript=True,
+        width="content",
+    )
 
 
 def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | None:

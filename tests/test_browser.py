@@ -340,3 +340,36 @@ def test_back_returns_to_the_previous_page_with_its_data_source(server, screensh
         assert "Traceback" not in body
         page.screenshot(path=str(screenshots / "back.png"), full_page=True)
         browser.close()
+
+
+def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots):
+    """``?step=60`` of a real turn of 151 responses: the steps table opens scrolled to that
+    row, selected (Streamlit's tables do not scroll to a selection by themselves)."""
+    from urllib.parse import quote
+
+    from playwright.sync_api import sync_playwright
+
+    folder = CORPUS / "claude-code" / "spotter"
+    if not folder.is_dir():
+        pytest.skip("../shared/corpus is not beside this checkout")
+    session = "258c7280-ae70-4798-800f-63464d01a85d"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(
+            f"{server}/turn?source=folder&folder={quote(str(folder))}&session={session}"
+            "&turn=0&step=60",
+            wait_until="networkidle",
+        )
+        page.get_by_role("heading", name="Step 60").wait_for(timeout=60_000)
+        table = page.locator(f".st-key-steps_{session}_0_full")
+        scroller = table.locator(".dvn-scroller")
+        page.wait_for_function(
+            "s => s.scrollTop > 0", arg=scroller.element_handle(), timeout=10_000
+        )
+        top, height = scroller.evaluate("s => [s.scrollTop, s.clientHeight]")
+        row_top = 60 * 35  # rows of 35 px under a 35 px header; step 60 is the 61st row
+        assert top < row_top, (top, height)
+        assert row_top + 35 < top + height, (top, height)
+        table.screenshot(path=str(screenshots / "linked-step-row.png"))
+        browser.close()
