@@ -187,6 +187,7 @@ def trends_command(
     """
     import json
 
+    from analysis._format import interval, share
     from analysis.index import (
         IndexProblem,
         ParquetTables,
@@ -234,21 +235,23 @@ def trends_command(
     click.echo(f"judge: {steps['judge'][0]}; {int(steps['judged'].sum())} judged steps")
     for row in table.iter_rows(named=True):
         tsq = "n/a" if row["tsq"] is None else f"{row['tsq']:.2f}"
-        interval = (
+        bounds_of_tsq = (
             f" [{row['tsq_low']:.2f}, {row['tsq_high']:.2f}]" if row["tsq_low"] is not None else ""
         )
-        split = "" if row["split_share"] is None else f", {row['split_share']:.0%} split votes"
+        split = "" if row["split_share"] is None else f", {share(row['split_share'])} split votes"
         if row["unscored_share"]:
-            split += f", {row['unscored_share']:.0%} unscored"
-        share = "sampled: " if row["sampled"] else "on "
+            split += f", {share(row['unscored_share'])} unscored"
+        sampled = "sampled: " if row["sampled"] else "on "
+        bounds = (row["agreement_low"], row["agreement_high"])
         people = (
-            f"; agrees with people on {row['agreement']:.0%} [{row['agreement_low']:.0%}, "
-            f"{row['agreement_high']:.0%}] of {row['labelled']} labelled"
+            f"; agrees with people on {share(row['agreement'])}"
+            f"{interval(bounds, percent=True)} of {row['labelled']} labelled"
             if row["labelled"]
             else ""
         )
         click.echo(
-            f"  {row[by]}: TSQ {tsq}{interval} {share}{row['judged']:,} of {row['steps']:,} steps"
+            f"  {row[by]}: TSQ {tsq}{bounds_of_tsq} {sampled}"
+            f"{row['judged']:,} of {row['steps']:,} steps"
             f"{split}; {row['calls']} calls, {row['errors']} errors{people}"
         )
     if moved is not None:

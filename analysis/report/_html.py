@@ -27,7 +27,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from analysis._format import cell, header
+from analysis._format import cell, header, interval, share
 from analysis.export._paths import without_home
 from analysis.findings._lint import Finding, findings_for_condition, lint
 from analysis.index._collection import Collection
@@ -456,12 +456,14 @@ def _glance_html(
     if steps is not None:
         people = agreement(steps)
         if people["labelled"]:
+            bounds = (float(people["agreement_low"] or 0), float(people["agreement_high"] or 0))
             figures.append(
                 (
                     "agreement",
                     "Judge agrees with people",
-                    f"{people['agreement']:.0%} [{people['agreement_low']:.0%}, "
-                    f"{people['agreement_high']:.0%}] of {people['labelled']:,} labelled steps",
+                    f"{share(people['agreement'])}"
+                    f"{interval(bounds, percent=True)}"
+                    f" of {people['labelled']:,} labelled steps",
                 )
             )
         tools = (
@@ -838,7 +840,7 @@ def _agreement_facts(before_after: pl.DataFrame) -> list[tuple[str, str]]:
     if before_after.is_empty():
         return []
     fields = ", ".join(
-        f"{field} {before:.0%} → {after:.0%}"
+        f"{field} {share(before)} → {share(after)}"
         for field, before, after in before_after.select("field", "before", "after").iter_rows()
     )
     items = max(before_after["n"].to_list())
