@@ -6,7 +6,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench_ui import disagreement_panel, inert, page_frame, set_url, study_source
+from workbench import Kept, Key, disagreement_panel, inert, page_frame, set_url, study_source
 
 page_frame("adjudicate")
 st.title("Adjudicate")
@@ -15,7 +15,7 @@ reconciled = view.tables().reconciled.filter(~pl.col("agree")).sort("item_id", "
 open_rows = analysis.study.still_open(reconciled)
 st.caption(f"{open_rows.height} of {reconciled.height} disagreements still open")
 
-saved_message = st.session_state.pop("adjudicate_saved", None)
+saved_message = st.session_state.pop(Key.ADJUDICATE_SAVED, None)
 if saved_message:
     st.success(inert(saved_message), icon=":material/check_circle:")
 
@@ -54,7 +54,7 @@ sides: list[Literal["human", "council"]] = ["human", "council"]
 with st.form("decision", clear_on_submit=True):
     who = st.text_input(
         "Adjudicator",
-        value=st.session_state.get("kept_adjudicator", ""),
+        value=st.session_state.get(Kept.ADJUDICATOR, ""),
         key="decision_adjudicator",
     )
     # Nothing is chosen for the adjudicator: a default would be a vote cast before reading.
@@ -94,7 +94,7 @@ if saved:
     if missing or side is None or cause is None:
         problem.error(f"Choose {' and '.join(missing)} before saving.")
         st.stop()
-    st.session_state["kept_adjudicator"] = who.strip()
+    st.session_state[Kept.ADJUDICATOR] = who.strip()
     view.store.save(
         analysis.Decision(
             item_id=row["item_id"],
@@ -108,7 +108,7 @@ if saved:
         )
     )
     left = open_rows.height - (0 if row["adjudicator"] else 1)
-    st.session_state["adjudicate_saved"] = (
+    st.session_state[Key.ADJUDICATE_SAVED] = (
         f"Saved: {row['item_id']} · {row['field']} → {side} ({row[side]}). "
         + (f"{left} still open; the next one is below." if left else "None left open.")
     )

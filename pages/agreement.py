@@ -16,8 +16,7 @@ from analysis.study import (
     tool_selection_labels,
 )
 from analysis.views import labelling_queue
-from council_ui import council_source
-from workbench_ui import (
+from workbench import (
     chart_downloads,
     disagreement_panel,
     inert,
@@ -29,6 +28,7 @@ from workbench_ui import (
     study_store_path,
     workspace_judgments,
 )
+from workbench.council import council_source
 
 
 @st.cache_data(show_spinner="Measuring the judge specs…")

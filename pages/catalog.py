@@ -8,7 +8,7 @@ from analysis.export import chat_attributes
 from analysis.findings import missing_from_menu
 from analysis.models import ToolCatalog
 from analysis.views import MENU_NAMES, PROVENANCE_WORDS, menu_comparison
-from workbench_ui import chosen_session_and_turn, data_source, inert, page_frame
+from workbench import chosen_session_and_turn, data_source, inert, page_frame
 
 page_frame("catalog")
 st.title("Catalog")

@@ -8,8 +8,8 @@ import streamlit as st
 
 import analysis
 from analysis.llm import KEY_ENVS, LLMError, key_from, needs_key, parse_model_name
-from council_ui import council_section, key_environment
-from workbench_ui import chart_downloads, data_source, inert, page_frame
+from workbench import Key, chart_downloads, data_source, inert, page_frame
+from workbench.council import council_section, key_environment
 
 page_frame("judge")
 st.title("Judge")
@@ -39,17 +39,17 @@ try:
 except (analysis.JudgeSpecError, UnicodeDecodeError) as error:
     st.error(inert(f"{error}." if isinstance(error, analysis.JudgeSpecError) else "Not UTF-8."))
     st.stop()
-if st.session_state.get("judge_spec_shown") != spec.judge_id:  # a new spec: its own settings
-    st.session_state["judge_spec_shown"] = spec.judge_id
-    st.session_state["judge_model"] = spec.model
-    st.session_state["judge_votes"] = spec.votes
+if st.session_state.get(Key.JUDGE_SPEC_SHOWN) != spec.judge_id:  # a new spec: its own settings
+    st.session_state[Key.JUDGE_SPEC_SHOWN] = spec.judge_id
+    st.session_state[Key.JUDGE_MODEL] = spec.model
+    st.session_state[Key.JUDGE_VOTES] = spec.votes
 model = st.text_input(
     "Judge model",
-    key="judge_model",
+    key=Key.JUDGE_MODEL,
     help="provider:model (openai:gpt-4o, gemini:gemini-2.5-pro); a bare id or display name "
     "is Anthropic's.",
 )
-votes = st.slider("Votes per step", 1, 10, key="judge_votes")
+votes = st.slider("Votes per step", 1, 10, key=Key.JUDGE_VOTES)
 left, right = st.columns(2)
 picked = left.segmented_control(
     "Unit",
@@ -135,8 +135,8 @@ elif st.button("Run the judge", disabled=not units, key="judge_run"):
     except analysis.JudgeError as error:
         st.error(inert(str(error)))
     else:
-        st.session_state["judge_results"] = analysis.merge_judgments(
-            st.session_state.get("judge_results", []), results
+        st.session_state[Key.JUDGE_RESULTS] = analysis.merge_judgments(
+            st.session_state.get(Key.JUDGE_RESULTS, []), results
         )
         st.success(
             f"Judged {len(results)} {unit}s; {stats.cache_hits} votes from cache, "

@@ -5,7 +5,7 @@ import streamlit as st
 
 import analysis
 from analysis.views import SCORE_COLUMNS, score_distribution_chart
-from workbench_ui import chart_downloads, data_source, inert, issues_panel, open_page, page_frame
+from workbench import chart_downloads, data_source, inert, issues_panel, open_page, page_frame
 
 SHOWN_ROWS = 2000  # rows sent to the browser at once; counts and chart cover every match
 OVERVIEW_COLUMNS = [

@@ -4,7 +4,7 @@ import polars as pl
 import streamlit as st
 
 from analysis.views import step_scores_chart, step_table, turn_gaps, turn_table
-from workbench_ui import (
+from workbench import (
     chart_downloads,
     chosen_session,
     data_source,

@@ -14,7 +14,7 @@ from analysis.index import (
     trend_chart,
     trends,
 )
-from workbench_ui import (
+from workbench import (
     chart_downloads,
     data_source,
     inert,

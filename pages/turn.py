@@ -8,7 +8,7 @@ from analysis import findings_for_step, render_step, turn_table, why_this_score
 from analysis.findings import findings_for_turn, is_about_input, votes_in_words
 from analysis.study import step_item_id
 from analysis.views import judgment_of, next_to_label, step_table
-from workbench_ui import (
+from workbench import (
     call_panel,
     chosen_session_and_turn,
     chosen_step,

@@ -235,7 +235,7 @@ def hostile_transcript(write_jsonl: WriteJsonl, tmp_path: Path) -> Path:
 
 def plain(shown: str) -> str:
     """Text as a person reads it on the page: data shown in Markdown elements is escaped
-    (``workbench_ui.inert``), and the backslashes are not displayed."""
+    (``workbench.inert``), and the backslashes are not displayed."""
     return re.sub(r"\\(.)", r"\1", shown)
 
 

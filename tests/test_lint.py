@@ -755,7 +755,7 @@ def test_a_folder_s_judgments_count_alike_in_tsq_lint_both_ways_and_in_the_app(t
 
     from analysis.cli import cli
     from analysis.index import Collection
-    from workbench_ui import Workspace
+    from workbench import Workspace
 
     folder = str(analysis.sample_data_dir())
     index = tmp_path / "index.duckdb"

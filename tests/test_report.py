@@ -762,7 +762,7 @@ def test_the_report_through_the_index_is_the_report_of_every_file(corpus, tmp_pa
     document on real sessions (a resumed one, subagents) and the samples, with judgments
     among the files and from --judgments."""
     from analysis.index import Collection
-    from workbench_ui import Workspace
+    from workbench import Workspace
 
     folder = tmp_path / "sessions"
     shutil.copytree(corpus / "claude-code" / "spotter", folder / "spotter")

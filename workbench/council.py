@@ -1,6 +1,6 @@
 """The council in the app: the Judge page's Council section, and its labels on the Agreement page.
 
-Labels of a run are kept in ``st.session_state["council_labels"]`` (the frame
+Labels of a run are kept in ``st.session_state[Key.COUNCIL_LABELS]`` (the frame
 ``analysis.council.council_rows_frame`` makes); the Agreement page puts them beside the human
 labels of the study it loaded when its sidebar says so.
 """
@@ -30,9 +30,11 @@ from analysis.council import (
     run_council,
 )
 from analysis.llm import KEY_ENVS, LLMError
-from workbench_ui import StudyView, data_root, decision_store, inert, transcript_text
-
-LABELS_KEY = "council_labels"
+from workbench._panels import transcript_text
+from workbench._source import data_root
+from workbench._state import Key
+from workbench._study import StudyView, decision_store
+from workbench._text import inert
 
 
 def key_environment() -> dict[str, str]:
@@ -49,7 +51,7 @@ def key_environment() -> dict[str, str]:
 
 def _merged(new: pl.DataFrame) -> pl.DataFrame:
     """Earlier labels with this run's on top (the same item, rater and field: the newer)."""
-    old: pl.DataFrame | None = st.session_state.get(LABELS_KEY)
+    old: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
     if old is None or old.is_empty():
         return new
     return analysis.study.merged_labels(old, new)
@@ -87,7 +89,7 @@ def council_section(chosen: list[analysis.Session]) -> None:
             )
         elif st.button("Run the council", disabled=not chosen, key="council_run"):
             _run(chosen, config, env)
-        labels: pl.DataFrame | None = st.session_state.get(LABELS_KEY)
+        labels: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
         if labels is not None and not labels.is_empty():
             st.caption(
                 f"{labels.height} council labels of {labels['item_id'].n_unique()} sessions: on "
@@ -111,7 +113,7 @@ def _run(
     except LLMError as error:
         st.error(inert(str(error)))
         return
-    st.session_state[LABELS_KEY] = _merged(council_rows_frame(rows))
+    st.session_state[Key.COUNCIL_LABELS] = _merged(council_rows_frame(rows))
     for item_id, rater, reason in stats.failures:
         st.warning(inert(f"{item_id} {rater}: no labels ({reason})."))
     st.success(
@@ -127,7 +129,7 @@ class CouncilStudyView(StudyView):
     key: str = ""
 
     def tables(self) -> analysis.StudyTables:
-        cache: dict[str, analysis.StudyTables] = st.session_state.setdefault("council_tables", {})
+        cache: dict[str, analysis.StudyTables] = st.session_state.setdefault(Key.COUNCIL_TABLES, {})
         stamp = f"{self.key}:{self.store.version()}"
         if stamp not in cache:
             cache[stamp] = analysis.study_tables(self.study, self.store)
@@ -135,7 +137,7 @@ class CouncilStudyView(StudyView):
 
     def agreement(self, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
         cache: dict[str, analysis.AgreementReport] = st.session_state.setdefault(
-            "council_agreement", {}
+            Key.COUNCIL_AGREEMENT, {}
         )
         stamp = f"{self.key}:{by}"
         if stamp not in cache:
@@ -166,7 +168,7 @@ def with_council(study: analysis.Study, labels: pl.DataFrame) -> analysis.Study:
 def council_source(view: StudyView) -> StudyView:
     """With the sidebar's “Council labels from the Judge page” on (offered once the council has
     run), the study's human labels beside those council labels; else ``view``."""
-    labels: pl.DataFrame | None = st.session_state.get(LABELS_KEY)
+    labels: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
     if labels is None or labels.is_empty():
         return view
     use = st.sidebar.toggle(

@@ -1,0 +1,91 @@
+"""Streamlit helpers shared by the pages: the data source, cached loading, navigation, and what
+several pages draw.
+
+All logic lives in ``analysis``; these helpers only draw widgets and call it. Transcript text
+is always shown with ``st.text``/``st.code``/``st.dataframe``, never as markdown or HTML.
+Pages import from here; ``workbench.council`` is the council's part of the Judge and Agreement
+pages.
+"""
+
+from workbench._navigation import (
+    PAGES,
+    Page,
+    chosen_session,
+    chosen_session_and_turn,
+    chosen_step,
+    chosen_turn,
+    open_page,
+    open_step,
+    page_frame,
+    stay_at_step,
+)
+from workbench._panels import (
+    call_panel,
+    chart_downloads,
+    judge_input_panel,
+    show_table,
+    transcript_panel,
+    transcript_text,
+    votes_side_by_side,
+    worded_table,
+)
+from workbench._source import (
+    Workspace,
+    data_root,
+    data_source,
+    issues_panel,
+    refuse_unsafe_serving,
+)
+from workbench._state import Kept, Key
+from workbench._study import (
+    StudyView,
+    cause_in_words,
+    decision_store,
+    disagreement_panel,
+    people_labels,
+    step_label_panel,
+    study_source,
+    study_store_path,
+    workspace_judgments,
+)
+from workbench._text import inert
+from workbench._url import set_url
+
+__all__ = [
+    "PAGES",
+    "Kept",
+    "Key",
+    "Page",
+    "StudyView",
+    "Workspace",
+    "call_panel",
+    "cause_in_words",
+    "chart_downloads",
+    "chosen_session",
+    "chosen_session_and_turn",
+    "chosen_step",
+    "chosen_turn",
+    "data_root",
+    "data_source",
+    "decision_store",
+    "disagreement_panel",
+    "inert",
+    "issues_panel",
+    "judge_input_panel",
+    "open_page",
+    "open_step",
+    "page_frame",
+    "people_labels",
+    "refuse_unsafe_serving",
+    "set_url",
+    "show_table",
+    "stay_at_step",
+    "step_label_panel",
+    "study_source",
+    "study_store_path",
+    "transcript_panel",
+    "transcript_text",
+    "votes_side_by_side",
+    "worded_table",
+    "workspace_judgments",
+]

@@ -1,0 +1,342 @@
+"""The data source every page shares: the sidebar controls, the collection read through
+the index, uploads, the serving rules, and the judge whose judgments the pages show."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import streamlit as st
+
+import analysis
+from analysis.index import Collection
+from analysis.ingest import PrivateFolder, save_uploads
+from workbench._state import Kept, Key
+from workbench._text import inert
+from workbench._url import PLACE, forget, set_url
+
+if TYPE_CHECKING:
+    pass
+
+
+SOURCES = ["Bundled sample data", "Bundled alignment sample", "Local folder", "Upload files"]
+URL_SOURCES = {"sample": SOURCES[0], "alignment": SOURCES[1], "folder": SOURCES[2]}
+ALIGNMENT_SOURCE = SOURCES[1]
+
+
+def bundled_folders(choice: str) -> list[str]:
+    """The folders of a bundled source: the sample's transcripts and judgments (not its
+    council_vs_human study: the Agreement page's), or the alignment sample's."""
+    sample = analysis.sample_data_dir()
+    if choice == ALIGNMENT_SOURCE:
+        sample = sample / "alignment"
+    return [str(sample / "transcripts"), str(sample / "judgments")]
+
+
+def remembered(kept: Kept, default: str) -> str:
+    """Widget values are per page in Streamlit; the data source must follow the user around."""
+    value: str = st.session_state.get(kept, default)
+    return value
+
+
+def remember(kept: Kept, value: str) -> None:
+    st.session_state[kept] = value
+
+
+@dataclass
+class Workspace:
+    """What the pages show: a collection read through the index (lists and counts from its
+    tables, a session from its own files when opened), the judgments made on the Judge page
+    in this browser session, and the judge whose judgments the pages show (one at a time:
+    two judges never mix)."""
+
+    collection: Collection
+    fresh: list[analysis.TurnJudgment]
+    judge: str | None = None
+
+    @cached_property
+    def all_judgments(self) -> list[analysis.TurnJudgment]:
+        """Every judge's judgments: those found among the files, then this session's."""
+        return analysis.merge_judgments(self.collection.judgments, self.fresh)
+
+    @cached_property
+    def judgments(self) -> list[analysis.TurnJudgment]:
+        return analysis.of_judge(self.all_judgments, self.judge)
+
+    def session(self, session_id: str | None) -> analysis.Session | None:
+        return None if session_id is None else self.collection.session(session_id)
+
+    @cached_property
+    def _fresh_findings(self) -> pl.DataFrame | None:
+        """Findings of the sessions judged on the Judge page, with the new judgments."""
+        if not self.fresh:
+            return None
+        judged = {j.session_id for j in self.fresh}
+        sessions = [s for s in map(self.session, sorted(judged)) if s is not None]
+        return analysis.views.findings_frame(analysis.lint(sessions, self.all_judgments))
+
+    @cached_property
+    def findings_frame(self) -> pl.DataFrame:
+        """Every finding (``analysis.lint`` of the sessions with their judgments)."""
+        frame = self.collection.findings_frame
+        fresh = self._fresh_findings
+        if fresh is None:
+            return frame
+        judged = list({j.session_id for j in self.fresh})
+        kept = frame.filter(~pl.col("session_id").is_in(judged))
+        return self.collection.in_session_order(pl.concat([kept, fresh]))
+
+    def findings_of(self, session_id: str) -> list[analysis.Finding]:
+        """One session's findings, in ``analysis.lint``'s order."""
+        rows = self.findings_frame.filter(pl.col("session_id") == session_id)
+        return [analysis.Finding.model_validate(row) for row in rows.iter_rows(named=True)]
+
+    def overview(self) -> pl.DataFrame:
+        """One row per session (``analysis.views.session_overview``'s rule, from the index)."""
+        base, labels = self.collection.overview_inputs()
+        return analysis.views.overview_of(base, labels, self.judgments, self.findings_frame)
+
+    def report(self, show_paths: bool) -> str:
+        """The HTML report of every session (from the index; the judged sessions are read
+        from their files for their detail)."""
+        findings = self.collection.findings(frame=self.findings_frame)
+        return analysis.build_report(
+            self.collection, self.judgments, findings, show_paths=show_paths
+        )
+
+
+COLLECTION_SECONDS = 300
+"""How long the pages reuse what was read of a collection before looking for new or changed
+files again (the sidebar's Look again button does it at once)."""
+
+
+@st.cache_resource(
+    show_spinner="Reading the transcripts' index…", ttl=COLLECTION_SECONDS, max_entries=8
+)
+def open_collection(*folders: str, root: str | None = None, index: str | None = None) -> Collection:
+    """The collection under ``folders`` through the index (at ``index``, else the user's),
+    brought up to date: once per server for a few minutes, shared by every page and rerun,
+    never copied per rerun. With a ``root``, nothing outside it is read (links included)."""
+    return Collection(folders, index=index, root=root)
+
+
+def _release_folder(folder: PrivateFolder) -> None:
+    folder.remove()
+
+
+@st.cache_resource(scope="session", on_release=_release_folder, show_spinner=False)
+def _session_folder() -> PrivateFolder:
+    """This browser session's own temporary folder (mode 0700), removed when it ends."""
+    return PrivateFolder(prefix="tsq-uploads-")
+
+
+def _uploaded_folder(files: list[Any]) -> str:
+    """Uploaded files saved in this session's private folder, under a subfolder named by
+    their names and contents (so loading them is cached), each under a safe name."""
+    saved = save_uploads(_session_folder().path, [(f.name, f.getvalue()) for f in files])
+    return str(saved)
+
+
+def data_root() -> str | None:
+    """The folder local folders must be inside: ``TSQ_DATA_ROOT``, else ``data_root`` in
+    ``.streamlit/secrets.toml``; ``None`` when neither is set (any folder may be read)."""
+    root = os.environ.get("TSQ_DATA_ROOT")
+    if not root and st.secrets.load_if_toml_exists():
+        root = st.secrets.get("data_root")
+    return str(root) if root else None
+
+
+def _login_configured() -> bool:
+    """Whether the app's secrets configure Streamlit's OIDC login (an ``[auth]`` section)."""
+    return bool(st.secrets.load_if_toml_exists() and "auth" in st.secrets)
+
+
+def refuse_unsafe_serving() -> None:
+    """Before any page runs: bound beyond loopback without a data root, say so in one sentence
+    and stop; with Streamlit's OIDC login configured, a visitor logs in first."""
+    refusal = analysis.serving_refusal(st.get_option("server.address"), data_root())
+    if refusal:
+        st.error(inert(refusal))
+        st.stop()
+    if _login_configured() and not st.user.get("is_logged_in"):
+        st.info("Log in to open the workbench.")
+        st.button("Log in", on_click=st.login, key="login")
+        st.stop()
+
+
+def confined(typed: str, also: tuple[Path, ...] = ()) -> tuple[Path, str | None]:
+    """The path to read for what was typed and the root it must stay inside (the data root,
+    or one of ``also``; None without a data root); outside them, says why and stops."""
+    try:
+        path, inside = analysis.ingest.confine(typed, data_root(), also)
+    except analysis.ingest.OutsideRoot as error:
+        st.error(inert(str(error)))
+        st.stop()
+    return path, None if inside is None else str(inside)
+
+
+def source_from_url() -> None:
+    """A link or a reload naming the data source wins over what this browser session kept."""
+    named = st.query_params.get("source")
+    if named not in URL_SOURCES:
+        return
+    wanted = {(Kept.DATA_SOURCE, Key.DATA_SOURCE): URL_SOURCES[named]}
+    if named == "folder":
+        wanted[Kept.DATA_FOLDER, Key.DATA_FOLDER] = st.query_params.get("folder", "")
+    for (kept, widget), value in wanted.items():
+        if remembered(kept, "") != value:
+            remember(kept, value)
+            st.session_state[widget] = value  # the widget too, if this page already drew it
+
+
+def source_params(choice: str, typed: str) -> dict[str, str | None]:
+    """The URL's words for a data source: a local folder (``?source=folder&folder=…``) or the
+    alignment sample (``?source=alignment``); the sample is the default (none)."""
+    if choice == "Local folder":
+        return {"source": "folder", "folder": typed or None}
+    if choice == ALIGNMENT_SOURCE:
+        return {"source": "alignment", "folder": None}
+    return {"source": None, "folder": None}
+
+
+EACH_SESSIONS_JUDGE = "each session's own judge"
+
+
+def chosen_judge(judgments: list[analysis.TurnJudgment]) -> str | None:
+    """Which judge's judgments the pages show, where a session was judged by several: a
+    sidebar choice, kept for the browser session and in the URL (``?judge=``); by default
+    each session's own judge (the one with most judgments in it)."""
+    if not analysis.judge.several_judges(judgments):
+        forget("judge")
+        return None
+    options = [EACH_SESSIONS_JUDGE, *analysis.judge_names(judgments)]
+    linked = st.query_params.get("judge", st.session_state.get(Kept.JUDGE))
+    kept = linked if linked in options else EACH_SESSIONS_JUDGE
+    with st.sidebar:
+        judge = st.selectbox(
+            "Judge",
+            options,
+            index=options.index(kept),
+            key="chosen_judge",
+            help="Some sessions were judged by several judges (judge specs): the pages show one "
+            "judge's judgments at a time. Compare judges on the Agreement page or with tsq align.",
+        )
+    st.session_state[Kept.JUDGE] = judge
+    if judge == EACH_SESSIONS_JUDGE:
+        forget("judge")
+        return None
+    set_url({"judge": judge})
+    return judge
+
+
+def _source_widgets() -> tuple[str, str, list[Any]]:
+    """The sidebar controls: (choice, folder as typed, uploaded files)."""
+    kept = remembered(Kept.DATA_SOURCE, SOURCES[0])
+    with st.sidebar:  # widget state is per page: each page starts from what was kept
+        choice = st.radio(
+            "Data",
+            SOURCES,
+            index=SOURCES.index(kept),
+            key=Key.DATA_SOURCE,
+            on_change=_source_chosen,
+        )
+        typed, files = "", []
+        if choice == "Local folder":
+            root = data_root()
+            typed = st.text_input(
+                "Folder",
+                value=remembered(Kept.DATA_FOLDER, ""),
+                placeholder=root or "~/.claude/projects",
+                key=Key.DATA_FOLDER,
+                on_change=_source_chosen,
+                help=None
+                if root is None
+                else "A folder inside the data root; a relative path starts there.",
+            )
+        elif choice == "Upload files":
+            files = st.file_uploader(
+                "Transcripts, judgments, catalogs",
+                type=["jsonl", "json", "ndjson"],
+                accept_multiple_files=True,
+                key="data_uploads",
+            )
+    return choice, typed.strip(), list(files or [])
+
+
+def _source_chosen() -> None:
+    """Another data source or folder: kept and in the URL before the page runs again, so that
+    the navigation drawn first carries it. Its sessions are others: the place is forgotten."""
+    choice = st.session_state[Key.DATA_SOURCE]
+    typed = ""
+    if choice == "Local folder":
+        typed = st.session_state.get(Key.DATA_FOLDER, remembered(Kept.DATA_FOLDER, "")).strip()
+    remember(Kept.DATA_SOURCE, choice)
+    remember(Kept.DATA_FOLDER, typed)
+    set_url(source_params(choice, typed) | dict.fromkeys(PLACE))
+
+
+def _local_folder(typed: str) -> tuple[str, str | None]:
+    """The folder typed or linked and the data root it is inside, once it is allowed and
+    exists; else says why and stops."""
+    if not typed:
+        st.info("Type the path of a folder of transcripts in the sidebar to load it.")
+        st.stop()
+    folder, root = confined(typed)
+    if not folder.exists():
+        st.error(f"folder not found: {inert(typed)}")
+        st.stop()
+    return str(folder), root
+
+
+def data_source() -> Workspace:
+    """The sidebar data-source control, shared by every page; returns what was loaded."""
+    source_from_url()
+    kept = (remembered(Kept.DATA_SOURCE, SOURCES[0]), remembered(Kept.DATA_FOLDER, ""))
+    choice, typed, files = _source_widgets()
+    other = (choice, typed) != kept  # another source picked: its sessions are others
+    remember(Kept.DATA_SOURCE, choice)
+    remember(Kept.DATA_FOLDER, typed)
+    set_url(source_params(choice, typed) | (dict.fromkeys(PLACE) if other else {}))
+    folders = bundled_folders(choice)
+    root = None
+    if choice == "Local folder":
+        folder, root = _local_folder(typed)
+        folders = [folder]
+    elif files:
+        folders = [_uploaded_folder(files)]
+    index = None
+    if files:  # uploads have an index of their own, removed with this browser session's folder
+        index = str(Path(folders[0]) / ".index.duckdb")
+    collection = collection_or_stop(folders, root, index)
+    workspace = Workspace(collection, st.session_state.get(Key.JUDGE_RESULTS, []))
+    workspace.judge = chosen_judge(workspace.all_judgments)
+    return workspace
+
+
+def collection_or_stop(folders: list[str], root: str | None, index: str | None) -> Collection:
+    """The collection, or one sentence on why the index cannot be read, and the page stops."""
+    with st.sidebar:
+        if st.button(
+            "Look again",
+            key="look_again",
+            help="Read new and changed files now "
+            f"(the pages look again by themselves every {COLLECTION_SECONDS // 60} minutes).",
+        ):
+            open_collection.clear()
+    try:
+        return open_collection(*folders, root=root, index=index)
+    except analysis.index.IndexProblem as error:
+        st.error(inert(f"{error}."))
+        st.stop()
+
+
+def issues_panel(workspace: Workspace) -> None:
+    issues = workspace.collection.issues()
+    if not issues:
+        return
+    with st.expander(f"{len(issues)} parse issue{'' if len(issues) == 1 else 's'}"):
+        st.dataframe([issue.model_dump() for issue in issues], hide_index=True)
