@@ -279,17 +279,23 @@ def _source_chosen() -> None:
     set_url(source_params(choice, typed) | dict.fromkeys(PLACE))
 
 
-def _local_folder(typed: str) -> tuple[str, str | None]:
-    """The folder typed or linked and the data root it is inside, once it is allowed and
-    exists; else says why and stops."""
+def kept_folders(choice: str, typed: str) -> tuple[list[str], str | None, str | None]:
+    """The folders a bundled source or a local folder reads, and the data root the folder is
+    inside: (folders, root, why none) — one rule for the pages that draw the source's controls
+    and those that only read the kept source. Uploads are per page: none here."""
+    if choice == "Upload files":
+        return [], None, None
+    if choice != "Local folder":
+        return bundled_folders(choice), None, None
     if not typed:
-        st.info("Type the path of a folder of transcripts in the sidebar to load it.")
-        st.stop()
-    folder, root = confined(typed)
+        return [], None, "Type the path of a folder of transcripts in the sidebar to load it."
+    try:
+        folder, inside = analysis.ingest.confine(typed, data_root())
+    except analysis.ingest.OutsideRoot as error:
+        return [], None, str(error)
     if not folder.exists():
-        st.error(f"folder not found: {inert(typed)}")
-        st.stop()
-    return str(folder), root
+        return [], None, f"folder not found: {typed}"
+    return [str(folder)], None if inside is None else str(inside), None
 
 
 def data_source() -> Workspace:
@@ -301,12 +307,11 @@ def data_source() -> Workspace:
     remember(Kept.DATA_SOURCE, choice)
     remember(Kept.DATA_FOLDER, typed)
     set_url(source_params(choice, typed) | (dict.fromkeys(PLACE) if other else {}))
-    folders = bundled_folders(choice)
-    root = None
-    if choice == "Local folder":
-        folder, root = _local_folder(typed)
-        folders = [folder]
-    elif files:
+    folders, root, problem = kept_folders(choice, typed)
+    if problem is not None:
+        (st.info if not typed else st.error)(inert(problem))
+        st.stop()
+    if files:
         folders = [_uploaded_folder(files)]
     index = None
     if files:  # uploads have an index of their own, removed with this browser session's folder

@@ -15,10 +15,10 @@ from workbench._source import (
     ALIGNMENT_SOURCE,
     SOURCES,
     Workspace,
-    bundled_folders,
     collection_or_stop,
     confined,
     data_root,
+    kept_folders,
     remember,
     remembered,
 )
@@ -203,20 +203,8 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[str]]:
     sample or a local folder, plus judgments made on the Judge page. Uploaded files are per
     page: only the latter. Every judge's judgments are kept (the Agreement page compares each
     judge with people as a rater of its own)."""
-    choice = remembered(Kept.DATA_SOURCE, SOURCES[0])
-    folders = bundled_folders(choice)
-    root = None
-    if choice == "Local folder":
-        typed = remembered(Kept.DATA_FOLDER, "")
-        try:
-            folder, inside = analysis.ingest.confine(typed, data_root())
-        except analysis.ingest.OutsideRoot:
-            folders = []
-        else:
-            root = None if inside is None else str(inside)
-            folders = [str(folder)] if typed and folder.exists() else []
-    elif choice == "Upload files":
-        folders = []
+    kept = (remembered(Kept.DATA_SOURCE, SOURCES[0]), remembered(Kept.DATA_FOLDER, ""))
+    folders, root, _ = kept_folders(*kept)
     fresh: list[analysis.TurnJudgment] = st.session_state.get(Key.JUDGE_RESULTS, [])
     if not folders:
         return fresh, []
