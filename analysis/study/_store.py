@@ -4,7 +4,6 @@ the app and the AI adjudicator save to, and decisions shipped as a table beside 
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -13,9 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from analysis._paths import data_dir
 from analysis.ingest._jsonio import first_error
 from analysis.models import ParseIssue
 from analysis.study._labels import read_rows
@@ -288,5 +287,4 @@ def default_store_path(study_path: str | Path) -> Path:
     under ``$TSQ_DATA_DIR`` if set, else the user's data folder."""
     root = Path(study_path).expanduser().resolve()
     digest = hashlib.sha1(str(root).encode(), usedforsecurity=False).hexdigest()[:10]
-    base = Path(os.environ.get("TSQ_DATA_DIR") or user_data_dir("tsq-workbench"))
-    return base / "adjudications" / f"{root.stem}-{digest}.sqlite"
+    return data_dir() / "adjudications" / f"{root.stem}-{digest}.sqlite"

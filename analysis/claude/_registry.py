@@ -1,0 +1,140 @@
+"""The session registry: one JSON line per Claude Code session start.
+
+Each line holds the session id, its transcript, the working folder, how it started (``startup``,
+``resume``, ``clear``, ``compact``), when, Claude Code's version where the transcript says it,
+the session it resumed, and the menu snapshot: what decides the menu at that moment that can be
+read without the model (the MCP servers configured for the folder, and the permission rules).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from analysis._paths import data_dir
+
+REGISTRY_FILE = "claude-sessions.jsonl"
+HEAD_LINES = 50
+"""How far into a transcript the version and a resumed session's old id are looked for."""
+
+
+def registry_path() -> Path:
+    return data_dir() / REGISTRY_FILE
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    """A settings file's object; nothing for a file that is absent or not a JSON object."""
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _servers(config: dict[str, Any]) -> list[str]:
+    servers = config.get("mcpServers")
+    return sorted(servers) if isinstance(servers, dict) else []
+
+
+def menu_snapshot(cwd: Path, home: Path) -> dict[str, Any]:
+    """The MCP servers configured for ``cwd`` (user and local scope in ``~/.claude.json``,
+    project scope in ``.mcp.json``) and the permission rules of the user's, the project's and
+    the local settings, with the files they were read from."""
+    user_config = _json_file(home / ".claude.json")
+    projects = user_config.get("projects")
+    local = projects.get(str(cwd), {}) if isinstance(projects, dict) else {}
+    scopes = {
+        "user": (home / ".claude.json", user_config),
+        "local": (home / ".claude.json", local if isinstance(local, dict) else {}),
+        "project": (cwd / ".mcp.json", _json_file(cwd / ".mcp.json")),
+    }
+    servers = [
+        {"name": name, "scope": scope, "file": str(path)}
+        for scope, (path, config) in scopes.items()
+        for name in _servers(config)
+    ]
+    allow: list[str] = []
+    deny: list[str] = []
+    read = [str(path) for path, config in scopes.values() if config]
+    for path in (
+        home / ".claude" / "settings.json",
+        cwd / ".claude" / "settings.json",
+        cwd / ".claude" / "settings.local.json",
+    ):
+        settings = _json_file(path)
+        rules = settings.get("permissions")
+        if not isinstance(rules, dict):
+            continue
+        read.append(str(path))
+        allow += [rule for rule in rules.get("allow") or [] if isinstance(rule, str)]
+        deny += [rule for rule in rules.get("deny") or [] if isinstance(rule, str)]
+    return {
+        "mcp_servers": servers,
+        "permissions": {"allow": allow, "deny": deny},
+        "read_from": sorted(set(read)),
+    }
+
+
+def _transcript_head(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for _, line in zip(range(HEAD_LINES), lines, strict=False):
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    yield record
+    except OSError:
+        return
+
+
+def record_session_start(payload: dict[str, Any], home: Path, registry: Path) -> dict[str, Any]:
+    """The registry line for a ``SessionStart`` hook's input, appended to ``registry``."""
+    session_id = str(payload["session_id"])
+    transcript = Path(str(payload.get("transcript_path") or ""))
+    cwd = Path(str(payload.get("cwd") or "."))
+    head = list(_transcript_head(transcript)) if str(transcript) else []
+    versions = [r["version"] for r in head if isinstance(r.get("version"), str)]
+    older = [
+        r["sessionId"]
+        for r in head
+        if isinstance(r.get("sessionId"), str) and r["sessionId"] != session_id
+    ]
+    source = str(payload.get("source") or "startup")
+    entry = {
+        "session_id": session_id,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "source": source,
+        "recorded_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "claude_code_version": versions[0] if versions else None,
+        "resumed_from": older[0] if source == "resume" and older else None,
+        "menu_snapshot": menu_snapshot(cwd, home),
+    }
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    with registry.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    return entry
+
+
+def read_registry(registry: Path) -> list[dict[str, Any]]:
+    """The registry's lines in order; a line that is not a JSON object is skipped."""
+    return [record for record in _lines(registry) if isinstance(record.get("session_id"), str)]
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    yield record
+    except FileNotFoundError:
+        return
