@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from analysis._align_cli import labels_group
+from analysis._claude_cli import claude_group
 from analysis._index_cli import (
     collection_or_exit,
     index_command,
@@ -252,6 +253,19 @@ def _headers(pairs: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
+def _current_transcript() -> Path:
+    """The current Claude Code session's transcript for this folder, said on stderr."""
+    from analysis.claude import NoCurrentSession, current_session, registry_path
+
+    try:
+        transcript, said = current_session(Path.cwd(), Path.home(), registry_path())
+    except NoCurrentSession as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(2)
+    click.echo(f"Picked {said}.", err=True)
+    return transcript
+
+
 def _print_preview(preview: SendPreview, endpoint: str) -> None:
     click.echo(f"About to send to {endpoint}:")
     click.echo(
@@ -263,12 +277,21 @@ def _print_preview(preview: SendPreview, endpoint: str) -> None:
 
 
 @cli.command(name="send")
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--endpoint", required=True, help="Full OTLP/HTTP traces URL, e.g. …/v1/traces.")
 @click.option(
     "--header", "header_pairs", multiple=True, help="Request header KEY=VALUE; repeatable."
 )
 @click.option("--yes", is_flag=True, help="Send without asking (for scripts).")
+@click.option(
+    "--current",
+    is_flag=True,
+    help="The current Claude Code session of this folder (the registry's, else the newest "
+    "transcript), instead of PATHS.",
+)
+@click.option(
+    "--preview", "preview_only", is_flag=True, help="Show what would leave, and send nothing."
+)
 @click.option(
     "--max-chars",
     type=click.IntRange(min=1),
@@ -290,6 +313,8 @@ def send_command(
     endpoint: str,
     header_pairs: tuple[str, ...],
     yes: bool,
+    current: bool,
+    preview_only: bool,
     max_chars: int,
     timeout: float,
     live_catalog: str | None,
@@ -299,12 +324,19 @@ def send_command(
     from analysis.export._send import prepare, send  # httpx, OpenTelemetry, detect-secrets
 
     headers = _headers(header_pairs)
+    if current == bool(paths):
+        raise click.UsageError("give PATHS or --current.")
+    if current:
+        paths = (str(_current_transcript()),)
     result = _load_or_exit(paths, whole_results=True)
     prepared, preview = prepare(
         result.sessions, _live_dump_or_exit(live_catalog), max_chars, _judgments_or_exit(judgments)
     )
     _print_preview(preview, endpoint)
     click.echo(f"  {preview.steps} steps (chat spans), {preview.evaluations} evaluations")
+    if preview_only:
+        click.echo("Not sent (a preview).")
+        return
     if not yes:
         if not _can_ask():
             click.echo("Not sent: pass --yes to send without a terminal to confirm on.", err=True)
@@ -1214,6 +1246,7 @@ def council(
 
 
 cli.add_command(labels_group)
+cli.add_command(claude_group)
 cli.add_command(index_command)
 cli.add_command(trends_command)
 

@@ -4,6 +4,8 @@ holding ``~/.claude``, a project folder, and a real corpus transcript."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -12,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS
+
+import analysis
 
 SPOTTER = CORPUS / "claude-code" / "spotter" / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 HEAVY = {"pydantic", "polars", "pandas", "click", "streamlit", "anthropic", "openai", "duckdb"}
@@ -131,3 +135,160 @@ def test_the_hook_imports_no_heavy_library():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _tsq(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def _attributes(span) -> dict[str, str]:
+    return {a.key: a.value.string_value for a in span.attributes}
+
+
+def test_install_hook_and_send_current_end_to_end(claude_home, tmp_path):
+    """Install into a HOME whose settings already hold hooks; the hook records a startup and a
+    resume; /tsq-send's live catalog (the example its command file gives) goes with the resumed
+    session, sent to a receiver on loopback; uninstall leaves the user's hooks as they were."""
+    from otlp_receiver import Receiver
+
+    home, project = claude_home["home"], claude_home["project"]
+    theirs = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "mine.sh"}]}]}}
+    theirs |= {"model": "opus"}
+    (home / ".claude" / "settings.json").write_text(json.dumps(theirs))
+    transcripts = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project))
+    transcripts.mkdir(parents=True)
+    first = transcripts / SPOTTER.name
+    shutil.copy(SPOTTER, first)
+    resumed = transcripts / f"{uuid.uuid4()}.jsonl"
+    shutil.copy(SPOTTER, resumed)  # a resume replays the old history under the old id
+    env = {
+        "HOME": str(home),
+        "TSQ_DATA_DIR": str(claude_home["data"]),
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin",
+    }
+
+    done = _tsq("claude", "install", env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((home / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "opus"
+    starts = settings["hooks"]["SessionStart"]
+    assert starts[0] == theirs["hooks"]["SessionStart"][0]  # theirs first, untouched
+    command = starts[1]["hooks"][0]["command"]
+    assert command.endswith("-m analysis.claude.hook")
+    command_file = home / ".claude" / "commands" / "tsq-send.md"
+    assert f"{command_file}: written" in done.stdout
+    again = _tsq("claude", "install", env=env, cwd=project)
+    assert "already there" in again.stdout
+    assert json.loads((home / ".claude" / "settings.json").read_text()) == settings
+
+    for session, transcript, source in (
+        (SPOTTER.stem, first, "startup"),
+        (resumed.stem, resumed, "resume"),
+    ):
+        hook = subprocess.run(
+            shlex.split(command),
+            input=payload(session, transcript, project, source),
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (hook.returncode, hook.stderr) == (0, "")
+    entries = registry(claude_home)
+    assert [e["source"] for e in entries] == ["startup", "resume"]
+    assert entries[1]["resumed_from"] == SPOTTER.stem  # the thread: resume → the session before
+
+    text = command_file.read_text()
+    assert text.startswith("---\ndescription: ")
+    example = json.loads(re.search(r"```json\n(.*?)\n```", text, re.DOTALL).group(1))
+    live = tmp_path / "live.json"
+    live.write_text(json.dumps(example))
+    catalog, issues = analysis.catalog.load_live_dump(live)
+    assert issues == []
+    assert [tool.name for tool in catalog.tools] == [t["name"] for t in example["tools"]]
+
+    with Receiver() as receiver:
+        preview = _tsq(
+            "send",
+            "--current",
+            "--preview",
+            "--live-catalog",
+            str(live),
+            "--endpoint",
+            receiver.url,
+            env=env,
+            cwd=project,
+        )
+        assert preview.returncode == 0, preview.stderr
+        assert f"Picked session {resumed.stem}" in preview.stderr
+        assert "Not sent (a preview)." in preview.stdout
+        assert receiver.behaviour.requests == []
+        sent = _tsq(
+            "send",
+            "--yes",
+            "--current",
+            "--live-catalog",
+            str(live),
+            "--endpoint",
+            receiver.url,
+            env=env,
+            cwd=project,
+        )
+        assert sent.returncode == 0, sent.stderr
+        requests = receiver.behaviour.requests
+    spans = [
+        s for r in requests for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans
+    ]
+    chats = [_attributes(s) for s in spans if s.name.startswith("chat ")]
+    assert chats
+    menu = {d["name"]: d for d in json.loads(chats[-1]["gen_ai.tool.definitions"])}
+    live_tools = {t["name"]: t for t in example["tools"]}
+    github = "mcp__github__create_issue"
+    assert menu[github]["description"] == live_tools[github]["description"]
+    assert menu["Read"]["description"] != live_tools["Read"]["description"]  # the built-in wins
+
+    done = _tsq("claude", "uninstall", env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((home / ".claude" / "settings.json").read_text()) == theirs
+    assert not command_file.exists()
+
+
+def test_install_leaves_a_users_own_command_file_and_a_dry_run_writes_nothing(tmp_path):
+    project = tmp_path / "project"
+    mine = project / ".claude" / "commands" / "tsq-send.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my own command\n")
+    env = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin"}
+    dry = _tsq("claude", "install", "--project", str(project), "--dry-run", env=env, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert "(dry run)" in dry.stdout
+    assert not (project / ".claude" / "settings.json").exists()
+    done = _tsq("claude", "install", "--project", str(project), env=env, cwd=tmp_path)
+    assert f"{mine}: left as it is" in done.stdout
+    assert mine.read_text() == "my own command\n"
+    assert (project / ".claude" / "settings.json").exists()
+    gone = _tsq("claude", "uninstall", "--project", str(project), env=env, cwd=tmp_path)
+    assert mine.read_text() == "my own command\n"
+    assert "SessionStart hook removed" in gone.stdout
+    both = _tsq("claude", "install", "--user", "--project", str(project), env=env, cwd=tmp_path)
+    assert both.returncode == 2
+    assert "not both" in both.stderr
+
+
+def test_send_current_without_any_session_is_one_sentence(tmp_path):
+    env = {"HOME": str(tmp_path), "TSQ_DATA_DIR": str(tmp_path / "data"), "PATH": "/usr/bin"}
+    done = _tsq(
+        "send", "--current", "--endpoint", "http://127.0.0.1:9/v1/traces", env=env, cwd=tmp_path
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"no Claude Code session for {tmp_path}")
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
