@@ -216,32 +216,14 @@ def test_install_hook_and_send_current_end_to_end(claude_home, tmp_path):
     assert [tool.name for tool in catalog.tools] == [t["name"] for t in example["tools"]]
 
     with Receiver() as receiver:
-        preview = _tsq(
-            "send",
-            "--current",
-            "--preview",
-            "--live-catalog",
-            str(live),
-            "--endpoint",
-            receiver.url,
-            env=env,
-            cwd=project,
-        )
+        # /tsq-send's two commands, as its command file words them: a preview, then the yes
+        options = ("--current", "--live-catalog", str(live), "--endpoint", receiver.url)
+        preview = _tsq("send", "--preview", *options, env=env, cwd=project)
         assert preview.returncode == 0, preview.stderr
         assert f"Picked session {resumed.stem}" in preview.stderr
         assert "Not sent (a preview)." in preview.stdout
         assert receiver.behaviour.requests == []
-        sent = _tsq(
-            "send",
-            "--yes",
-            "--current",
-            "--live-catalog",
-            str(live),
-            "--endpoint",
-            receiver.url,
-            env=env,
-            cwd=project,
-        )
+        sent = _tsq("send", "--yes", *options, env=env, cwd=project)
         assert sent.returncode == 0, sent.stderr
         requests = receiver.behaviour.requests
     spans = [

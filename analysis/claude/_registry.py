@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +79,12 @@ def menu_snapshot(cwd: Path, home: Path) -> dict[str, Any]:
     }
 
 
-def _transcript_head(path: Path) -> Iterator[dict[str, Any]]:
+def _json_lines(path: Path, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a file's first ``limit`` lines (all without one); other lines, and a
+    file that cannot be read, give nothing."""
     try:
         with path.open(encoding="utf-8") as lines:
-            for _, line in zip(range(HEAD_LINES), lines, strict=False):
+            for line in islice(lines, limit):
                 try:
                     record = json.loads(line)
                 except ValueError:
@@ -97,7 +100,7 @@ def record_session_start(payload: dict[str, Any], home: Path, registry: Path) ->
     session_id = str(payload["session_id"])
     transcript = Path(str(payload.get("transcript_path") or ""))
     cwd = Path(str(payload.get("cwd") or "."))
-    head = list(_transcript_head(transcript)) if str(transcript) else []
+    head = list(_json_lines(transcript, HEAD_LINES)) if str(transcript) else []
     versions = [r["version"] for r in head if isinstance(r.get("version"), str)]
     older = [
         r["sessionId"]
@@ -123,18 +126,4 @@ def record_session_start(payload: dict[str, Any], home: Path, registry: Path) ->
 
 def read_registry(registry: Path) -> list[dict[str, Any]]:
     """The registry's lines in order; a line that is not a JSON object is skipped."""
-    return [record for record in _lines(registry) if isinstance(record.get("session_id"), str)]
-
-
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    yield record
-    except FileNotFoundError:
-        return
+    return [entry for entry in _json_lines(registry) if isinstance(entry.get("session_id"), str)]
