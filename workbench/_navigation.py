@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import polars as pl
 import streamlit as st
@@ -22,9 +22,6 @@ from workbench._source import (
 from workbench._state import Kept, Key
 from workbench._text import inert
 from workbench._url import PLACE, set_url
-
-if TYPE_CHECKING:
-    pass
 
 
 class Page(NamedTuple):

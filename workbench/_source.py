@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 import streamlit as st
@@ -18,10 +18,6 @@ from analysis.ingest import PrivateFolder, save_uploads
 from workbench._state import Kept, Key
 from workbench._text import inert
 from workbench._url import PLACE, forget, set_url
-
-if TYPE_CHECKING:
-    pass
-
 
 SOURCES = ["Bundled sample data", "Bundled alignment sample", "Local folder", "Upload files"]
 URL_SOURCES = {"sample": SOURCES[0], "alignment": SOURCES[1], "folder": SOURCES[2]}

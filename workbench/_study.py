@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import polars as pl
 import streamlit as st
@@ -24,9 +24,6 @@ from workbench._source import (
 )
 from workbench._state import Kept, Key
 from workbench._text import inert
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass

@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 
 _MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]()#!<>|~$:])")
 

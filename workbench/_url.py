@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import streamlit as st
-
-if TYPE_CHECKING:
-    pass
-
 
 PLACE = ("session", "turn", "step", "call")
 """Where the user is: in the URL, and carried by the navigation's links to every page."""
