@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
 SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
-Provenance = Literal["baseline", "live", "trace", "version", "observed"]
+Provenance = Literal["baseline", "live", "trace", "version", "snapshot", "observed"]
 CatalogBasis = Literal[
     "trace",
     "baseline",
@@ -19,6 +19,10 @@ CatalogBasis = Literal[
     "version+live",
     "version+observed",
     "version+live+observed",
+    "version+snapshot",
+    "version+live+snapshot",
+    "version+snapshot+observed",
+    "version+live+snapshot+observed",
 ]
 SubagentSource = Literal["file", "progress", "sidechain"]
 Condition = Literal["bare", "catalog_no_call", "full"]  # the ablation order: least context first
@@ -63,6 +67,9 @@ class ToolDef(_Model):
     """...and the last (None: still current)."""
     vendor_description: str | None = None
     """A Claude Code built-in: Claude Code's own description, shown beside the judge's."""
+    denied_by: str | None = None
+    """The permission rule that took the tool out of the agent's use when the session started
+    (``WebFetch``, ``mcp__github``): on the menu, marked unavailable."""
 
 
 class ToolCatalog(_Model):
@@ -80,6 +87,28 @@ class ToolCatalog(_Model):
 
     def get(self, name: str) -> ToolDef | None:
         return next((tool for tool in self.tools if tool.name == name), None)
+
+
+class McpServer(_Model):
+    """An MCP server configured for the session's folder when it started."""
+
+    name: str
+    scope: Literal["user", "local", "project"]
+    file: str
+    """The settings file that configures it (``~/.claude.json``, ``.mcp.json``)."""
+
+
+class MenuSnapshot(_Model):
+    """What decided a Claude Code session's menu when it started, read without the model by
+    the ``SessionStart`` hook: its MCP servers and the permission rules."""
+
+    recorded_at: datetime
+    source: str
+    """How the session started: ``startup``, ``resume``, ``clear`` or ``compact``."""
+    mcp_servers: list[McpServer] = Field(default_factory=list)
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    read_from: list[str] = Field(default_factory=list)
 
 
 class Usage(_Model):
@@ -187,6 +216,11 @@ class Session(_Model):
     catalogs: list[ToolCatalog] = Field(default_factory=list)
     """Tool catalogs the input itself carried, in the order they were captured."""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    menu_snapshot: MenuSnapshot | None = None
+    """A Claude Code session the registry recorded: its menu snapshot at session start."""
+    thread_id: str | None = None
+    """The registry's thread: the first session of the chain of resumes this one continues
+    (its own id when it resumed none); None for a session the registry does not know."""
     turns: list[Turn] = Field(default_factory=list)
     detached_subagents: list[SubagentRun] = Field(default_factory=list)
     issues: list[ParseIssue] = Field(default_factory=list)

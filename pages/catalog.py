@@ -7,7 +7,7 @@ import analysis
 from analysis.export import chat_attributes
 from analysis.findings import missing_from_menu
 from analysis.models import ToolCatalog
-from analysis.views import MENU_NAMES, PROVENANCE_WORDS, menu_comparison
+from analysis.views import MENU_NAMES, PROVENANCE_WORDS, menu_comparison, snapshot_frame
 from workbench import chosen_session_and_turn, data_source, inert, page_frame
 
 page_frame("catalog")
@@ -38,6 +38,25 @@ if rendered.catalog_captured_at:
     st.caption(f"captured at {rendered.catalog_captured_at:%Y-%m-%d %H:%M:%S}")
 if condition == "bare":
     st.caption("Under bare the judge's menu is only the tools this turn called.")
+
+snapshot = session.menu_snapshot
+if snapshot is not None:
+    with st.expander(
+        f"Menu snapshot at session start: {snapshot.recorded_at:%Y-%m-%d %H:%M:%S} "
+        f"({snapshot.source})",
+        expanded=True,
+    ):
+        st.caption(
+            "What decided the menu when the session started, read by the SessionStart hook "
+            "from the settings files: MCP servers configured for the folder, and permission "
+            "rules (a denied tool is marked unavailable on the judge's menu)."
+        )
+        st.dataframe(snapshot_frame(snapshot), hide_index=True, placeholder="—")
+elif session.format.startswith("claude-code"):
+    st.caption(
+        "No menu snapshot: the session registry does not know this session "
+        "(`tsq claude install` records one at every session start)."
+    )
 
 openai = session.format.startswith("openai")  # its own catalog, not Claude Code's baseline
 baseline = None if openai else analysis.catalog.baseline_catalog()

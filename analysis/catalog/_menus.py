@@ -9,6 +9,7 @@ time when there is one, and says so.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
@@ -21,7 +22,16 @@ from pydantic import BaseModel, Field
 
 from analysis.catalog._live import catalog_from_bytes, catalog_from_document, read_catalog_file
 from analysis.catalog._versions import BuiltinTool, builtin_tool_versions, nearest_examined
-from analysis.models import CatalogBasis, ParseIssue, Session, ToolCatalog, ToolDef, Turn
+from analysis.models import (
+    CatalogBasis,
+    McpServer,
+    MenuSnapshot,
+    ParseIssue,
+    Session,
+    ToolCatalog,
+    ToolDef,
+    Turn,
+)
 
 
 @cache
@@ -207,18 +217,103 @@ def _version_menu(session: Session, version: str, live: ToolCatalog | None) -> T
         basis += "+live"
         captured_at = live.captured_at
         where += " merged with the live dump"
+    snapshot = session.menu_snapshot
+    if snapshot is not None:
+        configured = _snapshot_tools(snapshot, menu.names(), called)
+        menu = ToolCatalog(tools=[*menu.tools, *configured], source=menu.source)
+        basis += "+snapshot"
+        where += (
+            f", the menu snapshot of {snapshot.recorded_at:%Y-%m-%d %H:%M} "
+            f"({_servers_said(snapshot)})"
+        )
     aliases = {alias for tool in kept for alias in tool.aliases}
     observed = observed_tools(session, [*menu.names(), *aliases])
     if observed:
         menu = ToolCatalog(tools=[*menu.tools, *observed], source=menu.source)
         basis += "+observed"
         where += f", and {len(observed)} tools seen in its calls ({_listed(observed)})"
+    if snapshot is not None:
+        menu = _as_configured(menu, snapshot)
     return TurnCatalog(
         catalog=menu,
         basis=cast(CatalogBasis, basis),
         captured_at=captured_at,
         note=f"the session carries no catalog: judged against {where}",
     )
+
+
+def mcp_prefix(server: str) -> str:
+    """How Claude Code names a server's tools: ``mcp__SERVER__TOOL``, the server's name with
+    every character but letters, digits, ``_`` and ``-`` made ``_``."""
+    return f"mcp__{re.sub(r'[^A-Za-z0-9_-]', '_', server)}"
+
+
+def _configured_at_start(server: McpServer) -> str:
+    return f"from MCP server {server.name}, configured at session start ({server.file})"
+
+
+def _servers_said(snapshot: MenuSnapshot) -> str:
+    count = len(snapshot.mcp_servers)
+    servers = "no MCP server" if not count else f"{count} MCP server{'s' if count > 1 else ''}"
+    whole = [rule for rule in snapshot.deny if "(" not in rule]
+    return servers + (f", denied: {', '.join(whole)}" if whole else "")
+
+
+def _snapshot_tools(snapshot: MenuSnapshot, listed: list[str], called: set[str]) -> list[ToolDef]:
+    """An entry for each MCP server the snapshot names of which neither the menu nor the calls
+    hold a tool: the agent had its tools, whose names and definitions were not captured."""
+    known = [*listed, *called]
+    tools = []
+    for server in snapshot.mcp_servers:
+        prefix = mcp_prefix(server.name)
+        if any(name.startswith(f"{prefix}__") for name in known) or prefix in listed:
+            continue
+        tools.append(
+            ToolDef(
+                name=prefix,
+                description=(
+                    f"The tools {_configured_at_start(server)}. Their names and definitions "
+                    f"were not captured: the agent could call any tool named {prefix}__…"
+                ),
+                provenance="snapshot",
+            )
+        )
+    return tools
+
+
+def _denying_rule(name: str, deny: list[str]) -> str | None:
+    """The deny rule that takes the whole tool ``name`` away (``WebFetch``; ``mcp__github`` or
+    ``mcp__github__*`` for every tool of a server); a rule with a specifier, ``Bash(curl:*)``,
+    only narrows a tool's use."""
+    server = name.split("__")[1] if name.startswith("mcp__") else None
+    whole = {name} | ({f"mcp__{server}", f"mcp__{server}__*"} if server else set())
+    return next((rule for rule in deny if rule in whole), None)
+
+
+def _as_configured(menu: ToolCatalog, snapshot: MenuSnapshot) -> ToolCatalog:
+    """The menu with what the snapshot says of each tool: an MCP server's tools say where the
+    server was configured, and a denied tool is marked unavailable."""
+    servers = {mcp_prefix(server.name): server for server in snapshot.mcp_servers}
+    tools = []
+    for tool in menu.tools:
+        server = servers.get("__".join(tool.name.split("__")[:2]))
+        if tool.provenance == "observed" and server is not None:
+            tool = tool.model_copy(
+                update={"description": f"{tool.description} Listed {_configured_at_start(server)}."}
+            )
+        rule = _denying_rule(tool.name, snapshot.deny)
+        if rule is not None:
+            tool = tool.model_copy(
+                update={
+                    "denied_by": rule,
+                    "description": (
+                        f"UNAVAILABLE in this session: the permission rule '{rule}' denied it "
+                        f"when the session started. {tool.description or ''}"
+                    ).strip(),
+                }
+            )
+        tools.append(tool)
+    return menu.model_copy(update={"tools": tools})
 
 
 def _listed(tools: list[ToolDef]) -> str:

@@ -13,6 +13,7 @@ from analysis.claude._registry import (
     read_registry,
     record_session_start,
     registry_path,
+    thread_members,
 )
 
 __all__ = [
@@ -27,5 +28,6 @@ __all__ = [
     "read_registry",
     "record_session_start",
     "registry_path",
+    "thread_members",
     "uninstall",
 ]

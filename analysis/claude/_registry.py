@@ -95,6 +95,18 @@ def _json_lines(path: Path, limit: int | None = None) -> Iterator[dict[str, Any]
         return
 
 
+def _older_session(session_id: str, head: list[dict[str, Any]]) -> str | None:
+    """The session a resumed one continues: the first other id its transcript replays."""
+    return next(
+        (
+            record["sessionId"]
+            for record in head
+            if isinstance(record.get("sessionId"), str) and record["sessionId"] != session_id
+        ),
+        None,
+    )
+
+
 def record_session_start(payload: dict[str, Any], home: Path, registry: Path) -> dict[str, Any]:
     """The registry line for a ``SessionStart`` hook's input, appended to ``registry``."""
     session_id = str(payload["session_id"])
@@ -102,11 +114,6 @@ def record_session_start(payload: dict[str, Any], home: Path, registry: Path) ->
     cwd = Path(str(payload.get("cwd") or "."))
     head = list(_json_lines(transcript, HEAD_LINES)) if str(transcript) else []
     versions = [r["version"] for r in head if isinstance(r.get("version"), str)]
-    older = [
-        r["sessionId"]
-        for r in head
-        if isinstance(r.get("sessionId"), str) and r["sessionId"] != session_id
-    ]
     source = str(payload.get("source") or "startup")
     entry = {
         "session_id": session_id,
@@ -115,7 +122,7 @@ def record_session_start(payload: dict[str, Any], home: Path, registry: Path) ->
         "source": source,
         "recorded_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
         "claude_code_version": versions[0] if versions else None,
-        "resumed_from": older[0] if source == "resume" and older else None,
+        "resumed_from": _older_session(session_id, head) if source == "resume" else None,
         "menu_snapshot": menu_snapshot(cwd, home),
     }
     registry.parent.mkdir(parents=True, exist_ok=True)
@@ -127,3 +134,46 @@ def record_session_start(payload: dict[str, Any], home: Path, registry: Path) ->
 def read_registry(registry: Path) -> list[dict[str, Any]]:
     """The registry's lines in order; a line that is not a JSON object is skipped."""
     return [entry for entry in _json_lines(registry) if isinstance(entry.get("session_id"), str)]
+
+
+def session_starts(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each session's first registry line (its start; a later ``compact`` keeps the id)."""
+    first: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        first.setdefault(entry["session_id"], entry)
+    return first
+
+
+def _resumed_from(entry: dict[str, Any]) -> str | None:
+    """The session ``entry`` resumed: as recorded, else (a transcript still empty when the hook
+    ran) as its transcript's head says now."""
+    if entry.get("source") != "resume":
+        return None
+    recorded = entry.get("resumed_from")
+    if isinstance(recorded, str):
+        return recorded
+    head = list(_json_lines(Path(str(entry.get("transcript_path") or "")), HEAD_LINES))
+    return _older_session(entry["session_id"], head)
+
+
+def thread_ids(entries: list[dict[str, Any]]) -> dict[str, str]:
+    """Each registered session's thread: the first session of the chain of resumes it
+    continues (its own id when it resumed none). A chain that loops stops where it would."""
+    starts = session_starts(entries)
+    parents = {session: _resumed_from(entry) for session, entry in starts.items()}
+    threads: dict[str, str] = {}
+    for session in starts:
+        root, seen = session, {session}
+        while (parent := parents.get(root)) and parent not in seen:
+            root = parent
+            seen.add(parent)
+        threads[session] = root
+    return threads
+
+
+def thread_members(entries: list[dict[str, Any]], thread_id: str) -> list[dict[str, Any]]:
+    """The registered sessions of a thread in the order they started (each one's first line)."""
+    threads = thread_ids(entries)
+    return [
+        entry for session, entry in session_starts(entries).items() if threads[session] == thread_id
+    ]

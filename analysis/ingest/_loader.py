@@ -32,6 +32,7 @@ from analysis.ingest._jsonio import (
 )
 from analysis.ingest._openai import looks_like_trajectory, parse_trajectory
 from analysis.ingest._otlp import looks_like_otlp, parse_otlp
+from analysis.ingest._registered import registered
 from analysis.ingest._roots import OUTSIDE_REASON, inside_root
 from analysis.models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
 
@@ -401,9 +402,11 @@ class _Loader:
         """Claude Code sessions, once every file is read, oldest first: the session that was
         resumed keeps the history its continuation repeats, whichever file sorts first. The
         sessions are then listed in file order."""
+        registry = registered()
         for parsed, folder in sorted(self.transcripts, key=lambda item: _span(item[0])):
             assert parsed.session is not None
             self.history.drop_repeats(parsed.session, parsed.ask_uuids)
+            registry.annotate(parsed.session)
             self._add_session(parsed.session, folder)
         self.result.sessions.sort(key=lambda s: self.file_order.get(s.source, len(self.file_order)))
 

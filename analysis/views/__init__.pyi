@@ -60,5 +60,7 @@ from ._usage import (
     catalog_needs as catalog_needs,
     judged_menu as judged_menu,
     menu_comparison as menu_comparison,
+    snapshot_frame as snapshot_frame,
+    thread_frame as thread_frame,
     tool_usage as tool_usage,
 )

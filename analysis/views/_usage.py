@@ -8,12 +8,15 @@ A judge can only call a choice wrong if the alternatives are on its menu, each d
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 
 import polars as pl
 
 from analysis.catalog._menus import baseline_catalog
-from analysis.models import Session, ToolCatalog, ToolDef
+from analysis.claude import read_registry, registry_path, thread_members
+from analysis.models import MenuSnapshot, Session, ToolCatalog, ToolDef
 from analysis.views._frames import tool_calls_frame
 
 USAGE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -63,6 +66,8 @@ PROVENANCE_WORDS = {
     "observed": "seen only in the session's calls: no menu defines it, so its parameters are "
     "inferred from the calls",
     "live": "from a live dump of the agent's menu (tsq's live catalog file)",
+    "snapshot": "an MCP server the menu snapshot names (taken by the SessionStart hook when "
+    "the session started) of which no tool was captured or called: its tools were on offer",
     "trace": "from the catalog the trace itself carries",
 }
 """Each tool provenance in words, for the Catalog page and the README."""
@@ -89,6 +94,66 @@ def catalog_frame(catalog: ToolCatalog) -> pl.DataFrame:
         ],
         schema=CATALOG_SCHEMA,
     )
+
+
+SNAPSHOT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "kind": pl.String,
+    "name": pl.String,
+    "scope": pl.String,
+    "file": pl.String,
+}
+
+
+def snapshot_frame(snapshot: MenuSnapshot) -> pl.DataFrame:
+    """What a session's menu snapshot holds, one row each: the MCP servers configured (``kind``
+    ``mcp server``, their scope and file) and the permission rules (``allow``, ``deny``)."""
+    servers = [
+        {"kind": "mcp server", "name": s.name, "scope": s.scope, "file": s.file}
+        for s in snapshot.mcp_servers
+    ]
+    rules = [
+        {"kind": kind, "name": rule, "scope": None, "file": None}
+        for kind, listed in (("allow", snapshot.allow), ("deny", snapshot.deny))
+        for rule in listed
+    ]
+    return pl.DataFrame([*servers, *rules], schema=SNAPSHOT_SCHEMA)
+
+
+THREAD_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
+    "session_id": pl.String,
+    "started": pl.Datetime(time_zone="UTC"),
+    "how": pl.String,
+    "this_one": pl.Boolean,
+    "loaded": pl.Boolean,
+}
+
+
+def _moment(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text)).astimezone(UTC)
+    except ValueError:
+        return None
+
+
+def thread_frame(session: Session, loaded: Collection[str]) -> pl.DataFrame:
+    """The sessions of ``session``'s thread (the chain of resumes the session registry links),
+    in the order they started: when, how (``startup``, ``resume``…), which is ``session`` and
+    which are among ``loaded``. Empty for a session the registry links to no other."""
+    rows = [
+        {
+            "session_id": entry["session_id"],
+            "started": _moment(entry.get("recorded_at")),
+            "how": entry.get("source"),
+            "this_one": entry["session_id"] in (session.session_id, Path(session.source).stem),
+            "loaded": entry["session_id"] in loaded,
+        }
+        for entry in (
+            thread_members(read_registry(registry_path()), session.thread_id)
+            if session.thread_id
+            else []
+        )
+    ]
+    return pl.DataFrame(rows if len(rows) > 1 else [], schema=THREAD_SCHEMA)
 
 
 def tool_usage(sessions: Sequence[Session]) -> pl.DataFrame:
