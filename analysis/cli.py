@@ -52,6 +52,10 @@ def _print_report(report: IngestReport) -> None:
     for session in report.sessions:
         total = sum(session.tool_calls.values())
         click.echo(f"{session.session_id}  [{session.format}]  {session.source}")
+        if session.thread_id != session.session_id:
+            click.echo(
+                f"  thread: {session.thread_id} (this session resumes it, by the session registry)"
+            )
         click.echo(f"  turns: {session.turns}")
         click.echo(f"  tool calls: {total} ({_counts(session.tool_calls)})")
         sub_total = sum(session.subagent_tool_calls.values())
@@ -207,8 +211,36 @@ live_dump_option = click.option(
 )
 
 
+current_option = click.option(
+    "--current",
+    is_flag=True,
+    help="The current Claude Code session of this folder (the registry's, else the newest "
+    "transcript), instead of PATHS.",
+)
+
+
+def _paths_or_current(paths: tuple[str, ...], current: bool) -> tuple[str, ...]:
+    if current == bool(paths):
+        raise click.UsageError("give PATHS or --current.")
+    return (str(_current_transcript()),) if current else paths
+
+
+def _current_transcript() -> Path:
+    """The current Claude Code session's transcript for this folder, said on stderr."""
+    from analysis.claude import NoCurrentSession, current_session, registry_path
+
+    try:
+        transcript, said = current_session(Path.cwd(), Path.home(), registry_path())
+    except NoCurrentSession as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(2)
+    click.echo(f"Picked {said}.", err=True)
+    return transcript
+
+
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
+@current_option
 @click.option(
     "--out", required=True, type=click.Path(dir_okay=False), help="OTLP/JSON file to write."
 )
@@ -219,13 +251,17 @@ live_dump_option = click.option(
     help="JSONL from tsq judge: full-condition judgments ride on the spans they judged.",
 )
 def export(
-    paths: tuple[str, ...], out: str, live_catalog: str | None, judgments: str | None
+    paths: tuple[str, ...],
+    current: bool,
+    out: str,
+    live_catalog: str | None,
+    judgments: str | None,
 ) -> None:
     """Write sessions as OTLP/JSON traces (one trace per turn, one chat span per model
     response; OTel GenAI + Pydantic AI)."""
     from analysis.export._otlp import export_counts, export_otlp_json  # OpenTelemetry: on use
 
-    result = _load_or_exit(paths)
+    result = _load_or_exit(_paths_or_current(paths, current))
     document = export_otlp_json(
         result.sessions,
         _live_dump_or_exit(live_catalog),
@@ -253,19 +289,6 @@ def _headers(pairs: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def _current_transcript() -> Path:
-    """The current Claude Code session's transcript for this folder, said on stderr."""
-    from analysis.claude import NoCurrentSession, current_session, registry_path
-
-    try:
-        transcript, said = current_session(Path.cwd(), Path.home(), registry_path())
-    except NoCurrentSession as error:
-        click.echo(f"{error}.", err=True)
-        sys.exit(2)
-    click.echo(f"Picked {said}.", err=True)
-    return transcript
-
-
 def _print_preview(preview: SendPreview, endpoint: str) -> None:
     click.echo(f"About to send to {endpoint}:")
     click.echo(
@@ -283,12 +306,7 @@ def _print_preview(preview: SendPreview, endpoint: str) -> None:
     "--header", "header_pairs", multiple=True, help="Request header KEY=VALUE; repeatable."
 )
 @click.option("--yes", is_flag=True, help="Send without asking (for scripts).")
-@click.option(
-    "--current",
-    is_flag=True,
-    help="The current Claude Code session of this folder (the registry's, else the newest "
-    "transcript), instead of PATHS.",
-)
+@current_option
 @click.option(
     "--preview", "preview_only", is_flag=True, help="Show what would leave, and send nothing."
 )
@@ -324,10 +342,7 @@ def send_command(
     from analysis.export._send import prepare, send  # httpx, OpenTelemetry, detect-secrets
 
     headers = _headers(header_pairs)
-    if current == bool(paths):
-        raise click.UsageError("give PATHS or --current.")
-    if current:
-        paths = (str(_current_transcript()),)
+    paths = _paths_or_current(paths, current)
     result = _load_or_exit(paths, whole_results=True)
     prepared, preview = prepare(
         result.sessions, _live_dump_or_exit(live_catalog), max_chars, _judgments_or_exit(judgments)
@@ -420,7 +435,8 @@ judge_option = click.option(
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
+@current_option
 @judge_option
 @click.option(
     "--model",
@@ -484,6 +500,7 @@ judge_option = click.option(
 )
 def judge(
     paths: tuple[str, ...],
+    current: bool,
     judge_spec: str | None,
     model: str | None,
     votes: int | None,
@@ -533,6 +550,7 @@ def judge(
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")
+    paths = _paths_or_current(paths, current)
     _check_choice(selection, sample_to, by, unit == "turn" or text_steps)
     if no_index and index_path is not None:
         raise click.UsageError("give --index or --no-index, not both.")

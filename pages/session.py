@@ -3,7 +3,7 @@
 import polars as pl
 import streamlit as st
 
-from analysis.views import step_scores_chart, step_table, turn_gaps, turn_table
+from analysis.views import step_scores_chart, step_table, thread_frame, turn_gaps, turn_table
 from workbench import (
     chart_downloads,
     chosen_session,
@@ -12,6 +12,7 @@ from workbench import (
     open_page,
     open_step,
     page_frame,
+    stay_at_session,
 )
 
 page_frame("session")
@@ -42,6 +43,30 @@ st.caption(
     f"{len(session.turns)} turns, {steps.height} steps, "
     f"{sum(1 for _ in session.tool_calls())} tool calls — {inert(session.source)}"
 )
+thread = thread_frame(session, set(workspace.collection.session_ids))
+if not thread.is_empty():
+    st.markdown(f"**One conversation of {thread.height} sessions**")
+    st.caption(
+        "Claude Code gives a resumed session a new id; the session registry chains them. "
+        "History a resume replays is counted once, in the session that first had it, when "
+        "both are loaded. Pick a row to open that session."
+    )
+    picked_session = st.dataframe(
+        thread,
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="thread_table",
+        column_config={
+            "session_id": "session",
+            "started": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss"),
+            "this_one": "this one",
+            "loaded": "loaded here",
+        },
+    )
+    rows = picked_session["selection"]["rows"] if picked_session else []
+    if rows and thread["loaded"][rows[0]] and not thread["this_one"][rows[0]]:
+        stay_at_session(thread["session_id"][rows[0]])
 if steps.is_empty():
     st.info("No step to plot.")
 else:

@@ -39,22 +39,27 @@ def launch_chromium(playwright: Any) -> Any:
 CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
 SAMPLE_FOLDERS = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "alignment"]
+"""The bundled sample but its alignment set (whose two judges test_align.py covers)."""
 
 
 @pytest.fixture(scope="session", autouse=True)
-def own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The user's cache folder (the index's home) is the test run's own, for every test and
-    the processes they start: no test reads or writes the index of the person running them."""
-    saved = os.environ.get("XDG_CACHE_HOME")
+def own_user_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The user's cache folder (the index's home) and data folder (the session registry's and
+    the decision store's) are the test run's own, for every test and the processes they start:
+    no test reads or writes the index or the registry of the person running them."""
+    names = ("XDG_CACHE_HOME", "XDG_DATA_HOME", "TSQ_DATA_DIR")
+    saved = {name: os.environ.get(name) for name in names}
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data"))
+    os.environ.pop("TSQ_DATA_DIR", None)
     yield
-    if saved is None:
-        del os.environ["XDG_CACHE_HOME"]
-    else:
-        os.environ["XDG_CACHE_HOME"] = saved
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
-"""The bundled sample but its alignment set (whose two judges test_align.py covers)."""
 CLAUDE_CODE_TRANSCRIPTS = sorted((CORPUS / "claude-code").glob("*/*.jsonl"))
 """The real Claude Code main transcripts (their subagent files sit in folders beside them)."""
 

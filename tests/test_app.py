@@ -619,3 +619,48 @@ def test_judge_page_council_shows_its_estimate_what_it_reads_and_the_keys_it_lac
     for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
         assert name in missing
     assert "council_run" not in [button.key for button in at.button]  # nothing to run it with
+
+
+def test_a_resumed_session_shows_its_thread_and_the_catalog_its_snapshot(tmp_path):
+    """Two sessions the registry chains (a startup, then a resume of it, recorded by the
+    SessionStart hook's own code): the Session page lists both as one conversation and opens
+    the other; the Catalog page shows the snapshot's MCP servers and rules, and when."""
+    from analysis.claude import record_session_start, registry_path
+
+    first = SPOTTER / "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    if not first.exists():
+        pytest.skip("../shared/corpus is not beside this checkout")
+    folder, home = tmp_path / "project", tmp_path / "home"
+    folder.mkdir()
+    home.mkdir()
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"url": "x"}}}))
+    shutil.copy(first, folder / first.name)
+    resumed = folder / "7d0e2a51-1111-4c3e-9a6b-5f0c2e9d3b10.jsonl"
+    lines = first.read_text().splitlines(keepends=True)
+    resumed.write_text(
+        "".join(lines[:10] + [x.replace(first.stem, resumed.stem) for x in lines[10:]])
+    )
+    for transcript, source in ((folder / first.name, "startup"), (resumed, "resume")):
+        start = {"session_id": transcript.stem, "transcript_path": str(transcript)}
+        record_session_start(start | {"cwd": str(folder), "source": source}, home, registry_path())
+
+    at = page("pages/session.py", source="folder", folder=str(folder), session=resumed.stem)
+    assert not at.exception
+    assert "**One conversation of 2 sessions**" in [m.value for m in at.markdown]
+    thread = at.dataframe(key="thread_table").value
+    assert thread["session_id"].tolist() == [first.stem, resumed.stem]
+    assert thread["how"].tolist() == ["startup", "resume"]
+    assert thread["this_one"].tolist() == [False, True]
+    at.session_state["thread_table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert param(at, "session") == first.stem
+
+    at = page("pages/catalog.py", source="folder", folder=str(folder), session=first.stem)
+    assert not at.exception
+    (expander,) = [e for e in at.expander if e.label.startswith("Menu snapshot at session start")]
+    assert expander.label.endswith("(startup)")
+    snapshot = expander.dataframe[0].value
+    assert snapshot[["kind", "name", "scope"]].values.tolist() == [
+        ["mcp server", "github", "project"]
+    ]
+    assert "version+snapshot" in at.text[0].value

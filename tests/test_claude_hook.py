@@ -113,6 +113,41 @@ def test_a_resume_names_the_session_it_resumed(claude_home, tmp_path):
     assert (entry["source"], entry["resumed_from"]) == ("resume", SPOTTER.stem)
 
 
+def test_a_registered_session_is_judged_against_its_menu_snapshot(claude_home, monkeypatch):
+    """The snapshot's MCP servers are on the menu (a server the session called keeps its
+    observed tools, said to come from it), the whole-tool deny rule marks WebFetch
+    unavailable and Bash(curl:*) takes nothing away."""
+    monkeypatch.setenv("TSQ_DATA_DIR", str(claude_home["data"]))
+    copy = claude_home["project"] / SPOTTER.name
+    copy.write_text(SPOTTER.read_text().replace('"name":"Grep"', '"name":"mcp__github__search"'))
+    started = run_hook(claude_home, payload(SPOTTER.stem, copy, claude_home["project"], "startup"))
+    assert started.returncode == 0
+    (session,) = analysis.load([copy]).sessions
+    assert session.menu_snapshot is not None
+    assert session.menu_snapshot.source == "startup"
+    rendered = analysis.render_turn(session, session.turns[0], "full")
+    menu = {tool.name: tool for tool in rendered.tools}
+    assert rendered.catalog_basis == "version+snapshot+observed"
+    assert "the menu snapshot of" in rendered.catalog_note
+    assert {name for name, tool in menu.items() if tool.provenance == "snapshot"} == {
+        "mcp__memory",
+        "mcp__postgres",
+    }
+    called = menu["mcp__github__search"]
+    assert called.provenance == "observed"
+    assert called.description.endswith(
+        f"from MCP server github, configured at session start ({copy.parent / '.mcp.json'})."
+    )
+    assert menu["WebFetch"].denied_by == "WebFetch"
+    assert menu["WebFetch"].description.startswith("UNAVAILABLE in this session")
+    assert menu["Bash"].denied_by is None
+
+    monkeypatch.setenv("TSQ_DATA_DIR", str(claude_home["data"] / "elsewhere"))
+    (unregistered,) = analysis.load([copy]).sessions
+    plain = analysis.render_turn(unregistered, unregistered.turns[0], "full")
+    assert (unregistered.menu_snapshot, plain.catalog_basis) == (None, "version+observed")
+
+
 @pytest.mark.parametrize("stdin", ["not json", "[]", '{"cwd": "/tmp"}'])
 def test_bad_input_never_fails_the_session_and_is_logged(claude_home, stdin):
     done = run_hook(claude_home, stdin)
@@ -168,7 +203,11 @@ def test_install_hook_and_send_current_end_to_end(claude_home, tmp_path):
     first = transcripts / SPOTTER.name
     shutil.copy(SPOTTER, first)
     resumed = transcripts / f"{uuid.uuid4()}.jsonl"
-    shutil.copy(SPOTTER, resumed)  # a resume replays the old history under the old id
+    lines = SPOTTER.read_text().splitlines(keepends=True)
+    # a resume replays the old history under the old id, then goes on under its own
+    resumed.write_text(
+        "".join(lines[:10] + [x.replace(SPOTTER.stem, resumed.stem) for x in lines[10:]])
+    )
     env = {
         "HOME": str(home),
         "TSQ_DATA_DIR": str(claude_home["data"]),
@@ -236,6 +275,20 @@ def test_install_hook_and_send_current_end_to_end(claude_home, tmp_path):
     github = "mcp__github__create_issue"
     assert menu[github]["description"] == live_tools[github]["description"]
     assert menu["Read"]["description"] != live_tools["Read"]["description"]  # the built-in wins
+    assert "configured at session start" in menu["mcp__memory"]["description"]
+    assert chats[-1]["tsq.catalog.basis"] == "version+live+snapshot"
+
+    for way in ("--no-index", f"--index={tmp_path / 'index.duckdb'}"):  # both say one thread
+        listed = _tsq("ingest", "--json", way, str(first), str(resumed), env=env, cwd=project)
+        assert listed.returncode == 0, listed.stderr
+        sessions = json.loads(listed.stdout)["sessions"]
+        threads = {s["session_id"]: s["thread_id"] for s in sessions}
+        assert threads == {SPOTTER.stem: SPOTTER.stem, resumed.stem: SPOTTER.stem}, way
+    exported = tmp_path / "current.json"
+    done = _tsq("export", "--current", "--out", str(exported), env=env, cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert f"Picked session {resumed.stem}" in done.stderr
+    assert json.loads(exported.read_text())["resourceSpans"]
 
     done = _tsq("claude", "uninstall", env=env, cwd=project)
     assert done.returncode == 0, done.stderr

@@ -17,6 +17,7 @@ from workbench._navigation import (
     open_page,
     open_step,
     page_frame,
+    stay_at_session,
     stay_at_step,
 )
 from workbench._panels import (
@@ -79,6 +80,7 @@ __all__ = [
     "refuse_unsafe_serving",
     "set_url",
     "show_table",
+    "stay_at_session",
     "stay_at_step",
     "step_label_panel",
     "study_source",

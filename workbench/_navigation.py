@@ -77,6 +77,12 @@ def stay_at_step(session_id: str, turn_index: int, step_index: int, call: str | 
     st.rerun()
 
 
+def stay_at_session(session_id: str) -> None:
+    """From the Session page, another session, at its first turn."""
+    set_url(dict.fromkeys(PLACE) | {"session": session_id})
+    st.rerun()
+
+
 def open_step(session_id: str, turn_index: int, step_index: int, call: str | None) -> None:
     """The Turn page at one step; ``call`` names the call that spawned a subagent's step."""
     subagent = {"call": call} if call else {}

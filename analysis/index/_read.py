@@ -15,6 +15,7 @@ from analysis.index._build import (
     with_scope,
 )
 from analysis.ingest._loader import discover_resolved
+from analysis.ingest._registered import registered
 from analysis.ingest._report import IngestReport, IngestTotals, SessionSummary, _sorted_counts
 from analysis.models import LoadResult, ParseIssue
 
@@ -76,6 +77,7 @@ class IndexReader:
             calls.setdefault((file, session, in_subagent), Counter())[name] = n
         issues = self.issues_by_session(scope)
         summaries = []
+        registry = registered()
         all_calls: Counter[str] = Counter()
         all_subagent: Counter[str] = Counter()
         for file, session_id, source, fmt, turns, _ in sessions:
@@ -88,6 +90,7 @@ class IndexReader:
                     session_id=session_id,
                     source=source,
                     format=fmt,
+                    thread_id=registry.thread_of(session_id, source),
                     turns=turns,
                     tool_calls=_sorted_counts(own),
                     subagent_tool_calls=_sorted_counts(sub),

@@ -6,6 +6,7 @@ from collections import Counter
 
 from pydantic import BaseModel
 
+from analysis.ingest._registered import registered
 from analysis.models import LoadResult, ParseIssue
 
 
@@ -13,6 +14,9 @@ class SessionSummary(BaseModel):
     session_id: str
     source: str
     format: str
+    thread_id: str
+    """The first session of the chain of resumes this one continues (the session registry's
+    thread); the session's own id when the registry links it to none."""
     turns: int
     tool_calls: dict[str, int]
     subagent_tool_calls: dict[str, int]
@@ -42,6 +46,7 @@ def ingest_report(result: LoadResult) -> IngestReport:
     summaries = []
     calls: Counter[str] = Counter()
     subagent_calls: Counter[str] = Counter()
+    registry = registered()
     for session in result.sessions:
         session_calls = Counter(session.tool_call_counts())
         session_subagent_calls = Counter(session.subagent_tool_call_counts())
@@ -52,6 +57,7 @@ def ingest_report(result: LoadResult) -> IngestReport:
                 session_id=session.session_id,
                 source=session.source,
                 format=session.format,
+                thread_id=registry.thread_of(session.session_id, session.source),
                 turns=len(session.turns),
                 tool_calls=_sorted_counts(session_calls),
                 subagent_tool_calls=_sorted_counts(session_subagent_calls),
