@@ -469,6 +469,20 @@ def test_a_catalog_captured_mid_session_is_retroactive_for_the_turns_before_it()
     assert retroactive.turn_index is None, "captured after every turn: said once"
 
 
+def test_a_live_dump_taken_after_the_session_is_retroactive(spotter):
+    """A live dump sent long after the session started says so; one taken before its first turn
+    does not. The turns' own times decide, read here from the session."""
+    from datetime import timedelta
+
+    last = max(turn.timestamp for turn in spotter.turns)
+    first = min(turn.timestamp for turn in spotter.turns)
+    for captured, expected in ((last + timedelta(days=30), True), (first - timedelta(1), False)):
+        live = ToolCatalog(tools=[READ], source="live.json", captured_at=captured)
+        codes = {f.code for f in lint([spotter], live=live)}
+        assert ("RETROACTIVE_CATALOG" in codes) is expected
+    assert "RETROACTIVE_CATALOG" not in {f.code for f in lint([spotter])}
+
+
 def _mean(scores):
     return sum(scores) / len(scores)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Literal, NamedTuple, cast, get_args
 
 from pydantic import BaseModel
@@ -176,8 +177,9 @@ def _menu_drafts(menu: ToolCatalog) -> list[Draft]:
     return drafts
 
 
-def _retroactive_drafts(catalog: ToolCatalog | None, turn: Turn) -> list[Draft]:
-    captured = catalog.captured_at if catalog is not None else None
+def _retroactive_drafts(captured: datetime | None, turn: Turn) -> list[Draft]:
+    """A menu captured after the turn: a trace-time catalog written later, or a live dump
+    taken at send time for a session that started long before."""
     if not (captured and turn.timestamp and captured > turn.timestamp):
         return []
     return [
@@ -216,7 +218,9 @@ class _SessionCatalogs:
                 missing = [NO_CATALOG_DRAFT] if catalog is None else []
                 by_menu[key] = missing + _menu_drafts(menus[key].catalog)
             if turn.messages:  # a turn with no model response chose nothing: its menu is moot
-                per_turn[turn.index] = by_menu[key] + _retroactive_drafts(catalog, turn)
+                per_turn[turn.index] = by_menu[key] + _retroactive_drafts(
+                    menus[key].captured_at, turn
+                )
         self.names = {key: set(menu.catalog.names()) for key, menu in menus.items()}
         first = next(iter(per_turn.values()), [])
         shared = set(first)
