@@ -156,7 +156,7 @@ def _shifted(value: str) -> tuple[str, str]:
 )
 @click.option(
     "--by",
-    type=click.Choice(["tool", "model", "version", "project", "week"]),
+    type=click.Choice(["tool", "model", "version", "project", "week", "agent"]),
     default="week",
     show_default=True,
     help="What to group the judged steps by.",
@@ -179,9 +179,9 @@ def trends_command(
     compare: str | None,
     as_json: bool,
 ) -> None:
-    """TSQ across the collection under PATHS, per tool, model, agent version, project or week,
-    each with its 95% interval; with --compare, two groups against each other. Reads through
-    the index (brought up to date first).
+    """TSQ across the collection under PATHS, per tool, model, agent version, project, week or
+    agent, each with its 95% interval; with --compare, two groups against each other. Reads
+    through the index (brought up to date first).
 
     Exit status: 0 done; 2 the index cannot be used, or no step was judged.
     """

@@ -491,7 +491,7 @@ judge_option = click.option(
 )
 @click.option(
     "--by",
-    type=click.Choice(["tool", "model", "version", "project", "week"]),
+    type=click.Choice(["tool", "model", "version", "project", "week", "agent"]),
     help="The strata of --sample-to (default: the whole collection is one).",
 )
 @index_path_option

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
-SessionFormat = Literal["claude-code", "claude-code-legacy", "openai", "otlp"]
+SessionFormat = Literal["claude-code", "claude-code-legacy", "codex", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace", "version", "snapshot", "observed"]
 CatalogBasis = Literal[
     "trace",
@@ -62,11 +62,12 @@ class ToolDef(_Model):
     parameters: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance = "trace"
     since: str | None = None
-    """A Claude Code built-in: the first version known to ship this definition..."""
+    """An agent's built-in: the first version known to ship this definition..."""
     until: str | None = None
     """...and the last (None: still current)."""
     vendor_description: str | None = None
-    """A Claude Code built-in: Claude Code's own description, shown beside the judge's."""
+    """An agent's built-in: the agent's own description (Claude Code's, Codex's), shown beside
+    the judge's."""
     denied_by: str | None = None
     """The permission rule that took the tool out of the agent's use when the session started
     (``WebFetch``, ``mcp__github``): on the menu, marked unavailable."""

@@ -58,15 +58,18 @@ elif session.format.startswith("claude-code"):
         "(`tsq claude install` records one at every session start)."
     )
 
-openai = session.format.startswith("openai")  # its own catalog, not Claude Code's baseline
-baseline = None if openai else analysis.catalog.baseline_catalog()
+baseline = analysis.catalog.reference_menu(session, turn)
 trace = session.catalog_for(turn)
 tools = f"{len(rendered.tools)} tool{'s' if len(rendered.tools) != 1 else ''}"
 st.markdown(f"**The judge's menu ({tools}) beside the others**")
 st.caption(
     "A tick: the tool is on that menu. also in: the other menus that list it; only here: "
     "only the judge's menu does."
-    + (" An OpenAI-format session: compared with its own catalog, no baseline." if openai else "")
+    + (
+        " An OpenAI-format session: compared with its own catalog, no baseline."
+        if baseline is None
+        else f" baseline: {baseline.source}."
+    )
 )
 st.dataframe(
     menu_comparison(rendered.tools, baseline, live, trace),
@@ -78,7 +81,7 @@ st.dataframe(
         "description": st.column_config.TextColumn(width="large"),
     },
 )
-with st.expander("The judge's menu in full: versions, Claude Code's own descriptions, parameters"):
+with st.expander("The judge's menu in full: versions, the agent's own descriptions, parameters"):
     menu = analysis.catalog_frame(ToolCatalog(tools=rendered.tools))
     st.dataframe(menu, hide_index=True)
     st.markdown(

@@ -207,8 +207,8 @@ def test_definitions_carry_schema_description_and_range():
     glob = next(tool for tool in tools if tool.definition.name == "Glob")
     assert glob.definition.provenance == "version"
     assert glob.definition.parameters["required"] == ["pattern"]
-    assert glob.claude_code_description == glob.definition.description
-    assert glob.claude_code_description.startswith("- Fast file pattern matching tool")
+    assert glob.vendor_description == glob.definition.description
+    assert glob.vendor_description.startswith("- Fast file pattern matching tool")
     assert glob.until is not None
     assert version_key(glob.since) <= (1, 0, 98) <= version_key(glob.until)
 

@@ -230,15 +230,19 @@ def test_reading_a_missing_index_says_how_to_build_it(tmp_path):
         IndexReader(tmp_path / "none.duckdb")
 
 
-def test_an_index_of_an_older_layout_is_rebuilt_saying_so(tmp_path):
+@pytest.mark.parametrize("before", ["0", "6+000000000000"], ids=["layout", "menus data"])
+def test_an_index_of_an_older_layout_or_menus_data_is_rebuilt_saying_so(tmp_path, before):
+    """Another table layout, or menus built from other tools data (a release that adds an
+    agent version's built-ins): every step's menu figures would be stale."""
     import duckdb
 
     index = tmp_path / "index.duckdb"
     update_index([SAMPLES / "transcripts"], index)
     with duckdb.connect(str(index)) as conn:
-        conn.execute("UPDATE state SET value = '0' WHERE name = 'schema'")
+        conn.execute("UPDATE state SET value = ? WHERE name = 'schema'", [before])
     summary = update_index([SAMPLES / "transcripts"], index)
-    assert summary.rebuilt == "the index was of an older layout (version 0): rebuilt"
+    assert summary.rebuilt.startswith(f"the index was of another layout or menus data ({before}, ")
+    assert summary.rebuilt.endswith("): rebuilt")
     assert summary.unchanged == 0  # every file read again
     assert summary.new > 0
     assert through(index, [SAMPLES / "transcripts"]) == direct([SAMPLES / "transcripts"])

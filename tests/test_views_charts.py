@@ -578,7 +578,7 @@ def test_a_built_in_without_claude_codes_own_text_says_why(claude_code_sessions)
                 if (d["since"], d["until"]) == (tool.since, tool.until)
             )
             expected = held["description"] or analysis.views.UNEXTRACTED
-            assert row["claude_code_description"] == expected
+            assert row["agent_description"] == expected
             reasons += held["description"] is None
     assert reasons, "some built-in of the corpus's versions has no extracted description"
 

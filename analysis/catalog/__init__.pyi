@@ -1,5 +1,5 @@
-"""The tool menus an agent had: the baseline, Claude Code's versioned built-ins, live dumps, and
-the menu each turn is judged against."""
+"""The tool menus an agent had: the baseline, Claude Code's and Codex's versioned built-ins, live
+dumps, and the menu each turn is judged against."""
 
 from ._live import (
     catalog_from_entries as catalog_from_entries,
@@ -12,6 +12,7 @@ from ._menus import (
     live_dump_from_bytes as live_dump_from_bytes,
     load_live_dump as load_live_dump,
     merge_catalogs as merge_catalogs,
+    reference_menu as reference_menu,
 )
 from ._versions import (
     builtin_tool_versions as builtin_tool_versions,

@@ -21,7 +21,15 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from analysis.catalog._live import catalog_from_bytes, catalog_from_document, read_catalog_file
-from analysis.catalog._versions import BuiltinTool, builtin_tool_versions, nearest_examined
+from analysis.catalog._versions import (
+    AGENT_NAMES,
+    Agent,
+    BuiltinTool,
+    agent_of,
+    builtin_tool_versions,
+    examined_versions,
+    nearest_examined,
+)
 from analysis.models import (
     CatalogBasis,
     McpServer,
@@ -48,12 +56,43 @@ def baseline_catalog() -> ToolCatalog:
 
 
 @cache
-def _builtin_defs(examined: str) -> tuple[list[BuiltinTool], dict[str, ToolDef]]:
+def _builtin_defs(examined: str, agent: Agent) -> tuple[list[BuiltinTool], dict[str, ToolDef]]:
     """The built-ins of an examined version, and each as the judge sees it: built once per
-    version (every session's menu reads them; nothing changes a menu's definitions)."""
-    builtins, _ = builtin_tool_versions(examined)
-    curated = baseline_catalog()
-    return builtins, {tool.definition.name: _builtin_def(tool, curated) for tool in builtins}
+    version (every session's menu reads them; nothing changes a menu's definitions). The
+    curated baseline, written with Claude Code's names, only speaks for Claude Code's."""
+    builtins, _ = builtin_tool_versions(examined, agent)
+    curated = baseline_catalog() if agent == "claude-code" else ToolCatalog()
+    return builtins, {tool.definition.name: _builtin_def(tool, curated, agent) for tool in builtins}
+
+
+def codex_baseline() -> ToolCatalog:
+    """The menu of a Codex rollout that names no known version: the built-ins of the newest
+    Codex version examined, as the judge sees them."""
+    newest = examined_versions("codex")[-1]
+    builtins, definitions = _builtin_defs(newest, "codex")
+    return ToolCatalog(
+        tools=[definitions[tool.definition.name] for tool in builtins],
+        source=f"Codex {newest} built-ins",
+    )
+
+
+def reference_menu(session: Session, turn: Turn) -> ToolCatalog | None:
+    """The menu a turn's judged menu is set beside on the Catalog page: the curated baseline
+    for Claude Code; for Codex, the built-ins of the turn's version (else its newest known);
+    None for other formats, which are compared with their own catalog only."""
+    agent = agent_of(session.format)
+    if agent == "claude-code":
+        return baseline_catalog()
+    if agent is None:
+        return None
+    examined = nearest_examined(turn.agent_version or session.agent_version or "", agent)
+    if examined is None:
+        return codex_baseline()
+    builtins, definitions = _builtin_defs(examined, agent)
+    return ToolCatalog(
+        tools=[definitions[tool.definition.name] for tool in builtins],
+        source=f"Codex {examined} built-ins",
+    )
 
 
 def load_live_dump(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
@@ -113,9 +152,9 @@ class TurnCatalog(BaseModel):
 
 def catalog_for_turn(session: Session, turn: Turn, live: ToolCatalog | None = None) -> TurnCatalog:
     """The menu a turn is judged against, in order of preference: the catalog the input
-    carried at that turn; for a Claude Code session, the built-in tools of the version that
-    wrote the turn, merged with ``live`` and the tools the session was seen calling; else the
-    curated baseline, merged with ``live``."""
+    carried at that turn; for a Claude Code or Codex session, the built-in tools of the version
+    that wrote the turn, merged with ``live`` and the tools the session was seen calling; else
+    the curated baseline (for Codex, its newest known built-ins), merged with ``live``."""
     traced = session.catalog_for(turn)
     if traced is not None:
         return TurnCatalog(
@@ -125,16 +164,24 @@ def catalog_for_turn(session: Session, turn: Turn, live: ToolCatalog | None = No
             note=f"the catalog the input carried ({traced.source})",
         )
     version = turn.agent_version or session.agent_version
-    if session.format.startswith("claude-code") and version:
-        rebuilt = _version_menu(session, version, live)
+    agent = agent_of(session.format)
+    if agent is not None and version:
+        rebuilt = _version_menu(session, version, live, agent)
         if rebuilt is not None:
             return rebuilt
-    baseline = baseline_catalog()
+    baseline = codex_baseline() if agent == "codex" else baseline_catalog()
     if live is None:
         return TurnCatalog(
             catalog=baseline,
             basis="baseline",
-            note="the session carries no catalog: judged against the curated baseline",
+            note=(
+                "the session carries no catalog: judged against "
+                + (
+                    f"the curated baseline ({baseline.source})"
+                    if agent == "codex"
+                    else "the curated baseline"
+                )
+            ),
         )
     merged, report = merge_catalogs(baseline, live)
     return TurnCatalog(
@@ -149,20 +196,25 @@ def catalog_for_turn(session: Session, turn: Turn, live: ToolCatalog | None = No
     )
 
 
+JUDGE_DESCRIPTIONS: dict[Agent, str] = {
+    "claude-code": "judge_descriptions.json",
+    "codex": "codex_judge_descriptions.json",
+}
+
+
 @cache
-def judge_descriptions() -> dict[str, str]:
-    """Descriptions written for a judge of the built-in tools beyond the baseline's ten."""
-    document = json.loads(
-        resources.files("analysis").joinpath("data/judge_descriptions.json").read_text()
-    )
-    tools: dict[str, str] = document["tools"]
+def judge_descriptions(agent: Agent = "claude-code") -> dict[str, str]:
+    """Descriptions written for a judge of an agent's built-in tools (Claude Code's beyond the
+    baseline's ten)."""
+    data = resources.files("analysis").joinpath(f"data/{JUDGE_DESCRIPTIONS[agent]}")
+    tools: dict[str, str] = json.loads(data.read_text())["tools"]
     return tools
 
 
-def _builtin_def(tool: BuiltinTool, baseline: ToolCatalog) -> ToolDef:
+def _builtin_def(tool: BuiltinTool, baseline: ToolCatalog, agent: Agent) -> ToolDef:
     """A built-in as the judge sees it: the baseline's definition where it has one (the seed's
-    rule: the curated definition wins), else the judge's description and Claude Code's schema;
-    Claude Code's own text and the versions it held in go beside it."""
+    rule: the curated definition wins), else the judge's description and the agent's schema;
+    the agent's own text and the versions it held in go beside it."""
     name = tool.definition.name
     curated = baseline.get(name)
     return ToolDef(
@@ -170,13 +222,13 @@ def _builtin_def(tool: BuiltinTool, baseline: ToolCatalog) -> ToolDef:
         description=(
             curated.description
             if curated
-            else judge_descriptions().get(name, tool.claude_code_description)
+            else judge_descriptions(agent).get(name, tool.vendor_description)
         ),
         parameters=curated.parameters if curated else tool.definition.parameters,
         provenance="baseline" if curated else "version",
         since=tool.since,
         until=tool.until,
-        vendor_description=tool.claude_code_description,
+        vendor_description=tool.vendor_description,
     )
 
 
@@ -184,32 +236,40 @@ def _called_names(session: Session) -> set[str]:
     return {call.name for call in chain(session.tool_calls(), session.subagent_tool_calls())}
 
 
-def _version_menu(session: Session, version: str, live: ToolCatalog | None) -> TurnCatalog | None:
-    """The built-in tools of ``version`` (the nearest examined at or below it), the live dump,
-    then every tool the session called that neither lists. A built-in that Claude Code turns
-    on only under some settings is there when a judge description exists for it (tools users
-    commonly have) or when the session called it."""
-    examined = nearest_examined(version)
+def _version_menu(
+    session: Session, version: str, live: ToolCatalog | None, agent: Agent
+) -> TurnCatalog | None:
+    """The built-in tools of ``version`` (the nearest examined at or below it), the tools the
+    rollout lists itself (Codex's ``dynamic_tools``), the live dump, then every tool the
+    session called that none lists. A built-in that the agent turns on only under some settings
+    is there when a judge description exists for it (tools users commonly have) or when the
+    session called it."""
+    examined = nearest_examined(version, agent)
     if examined is None:
         return None
-    builtins, definitions = _builtin_defs(examined)
+    builtins, definitions = _builtin_defs(examined, agent)
     called = _called_names(session)
     kept = [
         tool
         for tool in builtins
         if tool.always_enabled
-        or tool.definition.name in judge_descriptions()
+        or (agent == "claude-code" and tool.definition.name in judge_descriptions())
         or definitions[tool.definition.name].provenance == "baseline"
         or tool.definition.name in called
         or called.intersection(tool.aliases)
     ]
+    name = AGENT_NAMES[agent]
     menu = ToolCatalog(
         tools=[definitions[tool.definition.name] for tool in kept],
-        source=f"Claude Code {examined} built-ins",
+        source=f"{name} {examined} built-ins",
     )
-    where = f"Claude Code {examined}'s built-in tools"
+    where = f"{name} {examined}'s built-in tools"
     if examined != version:
         where += f" (the nearest known version at or below {version})"
+    listed = _rollout_tools(session, menu.names()) if agent == "codex" else []
+    if listed:
+        menu = ToolCatalog(tools=[*menu.tools, *listed], source=menu.source)
+        where += f", the {len(listed)} tools the rollout lists (dynamic_tools)"
     basis = "version"
     captured_at = None
     if live is not None:
@@ -238,7 +298,12 @@ def _version_menu(session: Session, version: str, live: ToolCatalog | None) -> T
         catalog=menu,
         basis=cast(CatalogBasis, basis),
         captured_at=captured_at,
-        note=f"the session carries no catalog: judged against {where}",
+        note=(
+            "the rollout carries only its app's tools"
+            if listed
+            else "the session carries no catalog"
+        )
+        + f": judged against {where}",
     )
 
 
@@ -314,6 +379,17 @@ def _as_configured(menu: ToolCatalog, snapshot: MenuSnapshot) -> ToolCatalog:
             )
         tools.append(tool)
     return menu.model_copy(update={"tools": tools})
+
+
+def _rollout_tools(session: Session, listed: list[str]) -> list[ToolDef]:
+    """The tools a Codex rollout lists itself (``dynamic_tools``) that the built-ins lack."""
+    known = set(listed)
+    tools = []
+    for tool in (tool for catalog in session.catalogs for tool in catalog.tools):
+        if tool.name not in known:
+            known.add(tool.name)
+            tools.append(tool)
+    return tools
 
 
 def _listed(tools: list[ToolDef]) -> str:

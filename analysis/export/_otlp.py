@@ -46,8 +46,13 @@ from analysis.render._steps import find_step
 
 PYDANTIC_AI_SCOPE = "pydantic-ai"
 WORKBENCH_SCOPE = "tsq-workbench"
-AGENT_NAME = {"claude-code": "claude-code", "claude-code-legacy": "claude-code"}
-PROVIDER = {"claude-code": "anthropic", "claude-code-legacy": "anthropic", "openai": "openai"}
+AGENT_NAME = {"claude-code": "claude-code", "claude-code-legacy": "claude-code", "codex": "codex"}
+PROVIDER = {
+    "claude-code": "anthropic",
+    "claude-code-legacy": "anthropic",
+    "codex": "openai",
+    "openai": "openai",
+}
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "tool_selection_quality"
 TURN_EVENT = "tsq.turn.event"

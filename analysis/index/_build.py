@@ -24,6 +24,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,23 @@ SAMPLES = 4
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
 SCHEMA_VERSION = 6
+MENU_DATA = (
+    "baseline_catalog.json",
+    "claude_code_tools.json",
+    "codex_tools.json",
+    "judge_descriptions.json",
+    "codex_judge_descriptions.json",
+)
+"""The data the menus of indexed steps are built from: when it changes, so do their figures."""
+
+
+@cache
+def layout() -> str:
+    """What an index's rows depend on besides the files: its tables' layout and the menus data."""
+    digest = hashlib.sha256()
+    for name in MENU_DATA:
+        digest.update(resources.files("analysis").joinpath(f"data/{name}").read_bytes())
+    return f"{SCHEMA_VERSION}+{digest.hexdigest()[:12]}"
 
 
 class IndexProblem(RuntimeError):
@@ -217,11 +236,14 @@ def _open_for_update(path: Path) -> tuple[Any, str | None]:
         conn = connect(path)
         create_tables(conn)
     schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
-    if schema and schema[0][0] != str(SCHEMA_VERSION):
+    if schema and schema[0][0] != layout():
         for table in [*TABLES, "files", "keys", "state", "label_stores"]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         create_tables(conn)
-        rebuilt = f"the index was of an older layout (version {schema[0][0]}): rebuilt"
+        rebuilt = (
+            f"the index was of another layout or menus data ({schema[0][0]}, now {layout()}): "
+            "rebuilt"
+        )
     return conn, rebuilt
 
 
@@ -241,7 +263,7 @@ def create_tables(conn: Any) -> None:
         conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
     conn.execute(
         "INSERT OR IGNORE INTO state VALUES ('schema', ?), ('complete', 'false')",
-        [str(SCHEMA_VERSION)],
+        [layout()],
     )
 
 

@@ -2,9 +2,10 @@
 
 From the index: each judged step's TSQ (its fraction of votes ``correct``, under the ``full``
 condition, one judge) with what it was — the tools it called, the model, the agent version,
-the project, the week — then per group the mean TSQ with its 95% interval, the split-vote and
-unscored shares, calls and tool errors; and two groups (two periods, two versions) compared,
-with the interval of the difference and the tools that moved most.
+the project, the week, the agent (``claude-code``, ``codex``, else the format) — then per
+group the mean TSQ with its 95% interval, the split-vote and unscored shares, calls and tool
+errors; and two groups (two periods, two versions, two agents) compared, with the interval of
+the difference and the tools that moved most.
 
 Intervals are percentile bootstraps over steps (1,000 resamples, seed 0) for groups of up to
 ``BOOTSTRAP_MAX`` steps and the normal approximation above, where the two agree; a group whose
@@ -27,7 +28,7 @@ from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 from analysis.models import TurnJudgment, step_item_id
 from analysis.study._store import StepLabel
 
-Dimension = Literal["tool", "model", "version", "project", "week"]
+Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
 RESAMPLES = 1000
 BOOTSTRAP_MAX = 2000
@@ -37,7 +38,8 @@ FLAT_WEEKS = 6
 
 STEP_COLUMNS = """s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.tools, s.calls,
        s.errors, s.model, s.agent_version AS version, x.project,
-       strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week"""
+       strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week,
+       CASE WHEN x.format LIKE 'claude-code%' THEN 'claude-code' ELSE x.format END AS agent"""
 """What a step is by each dimension, from ``steps s JOIN sessions x``."""
 STEP_QUERY = (
     "SELECT " + STEP_COLUMNS + " FROM steps s JOIN sessions x USING (source_file, session_id)"
@@ -197,7 +199,8 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     judged steps are a sample of the group's (``sampled``: some judged, scored or not, but not
     all, as ``tsq judge --sample-to`` leaves them), the split-vote share (of the scored steps), the
     unscored share (of the steps the judge tried: no valid vote), the unjudged share (of all
-    steps: not scored), tool calls and tool errors; and of the scored steps people labelled
+    steps: not scored), tool calls, tool calls per turn (of the turns its steps are in) and
+    tool errors; and of the scored steps people labelled
     (``labelled``), the judge's ``agreement`` with them and its Wilson 95% interval. A step
     that called several tools counts in each tool's group."""
     grouped, column = by_group(steps, by)
@@ -218,6 +221,8 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "unscored_share": _share(int(part["unscored"].sum()), scores.size),
                 "unjudged_share": 1 - scores.size / part.height,
                 "calls": int(part["calls"].sum()),
+                "calls_per_turn": int(part["calls"].sum())
+                / part.select("session_id", "turn_index").n_unique(),
                 "errors": int(part["errors"].sum()),
                 **agreement(part),
             }
@@ -232,7 +237,7 @@ def readable_trends(table: pl.DataFrame) -> pl.DataFrame:
     columns = [table.columns[0], "steps", "judged", "tsq", "tsq_low", "tsq_high"]
     if table["sampled"].any():
         columns.append("sampled")
-    columns += ["split_share", "unscored_share", "calls", "errors"]
+    columns += ["split_share", "unscored_share", "calls", "calls_per_turn", "errors"]
     if table["labelled"].sum():
         columns += ["labelled", "agreement", "agreement_low", "agreement_high"]
     return table.select(columns)

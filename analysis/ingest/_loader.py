@@ -22,6 +22,7 @@ from analysis.ingest._claude_code import (
     looks_like_claude_code,
     parse_claude_code,
 )
+from analysis.ingest._codex import looks_like_codex, parse_codex
 from analysis.ingest._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
 from analysis.ingest._jsonio import (
     first_error,
@@ -133,12 +134,15 @@ def _not_a_file(path: Path) -> str:
 
 
 def _sniff_lines(data: bytes) -> str | None:
-    """``"claude-code"`` or ``"trajectories"`` from the first lines that parse, else None."""
+    """What the first lines that parse are (``"codex"``, ``"claude-code"``, ``"otlp"``,
+    ``"judgments"``, ``"trajectories"``), else None."""
     for line in _head_lines(data, _SNIFF_LINES):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
+        if looks_like_codex(record):
+            return "codex"
         if looks_like_claude_code(record):
             return "claude-code"
         if looks_like_otlp(record):
@@ -308,6 +312,8 @@ class _Loader:
                 self._issue(display, None, "is a Claude Code transcript with no conversation in it")
                 return
             self.transcripts.append((parsed, path.parent))
+        elif kind == "codex":
+            self._add_rollout(path, display, data)
         elif kind == "otlp":
             for _line, document in iter_jsonl(data, display, self.result.issues):
                 self._add_otlp(document, display, path)
@@ -319,6 +325,15 @@ class _Loader:
                 self._add_trajectory(item, display, line, path, position)
         else:
             self._not_a_transcript(display)
+
+    def _add_rollout(self, path: Path, display: str, data: bytes) -> None:
+        context = self._context(display)
+        raw = parse_codex(path, data, context)
+        if raw is None:
+            self.result.issues.extend(context.issues)
+            self._issue(display, None, "is a Codex rollout with no turn in it")
+            return
+        self._add_session(raw, path.parent)
 
     def _context(self, display: str) -> ParseContext:
         return ParseContext(display, [], self.max_result_chars, self.root)
@@ -394,8 +409,8 @@ class _Loader:
         self._issue(
             display,
             None,
-            "is not a transcript this workbench reads (Claude Code JSONL, OpenAI-format "
-            "trajectories, OTLP/JSON traces) nor a tool catalog",
+            "is not a transcript this workbench reads (Claude Code JSONL, Codex rollouts, "
+            "OpenAI-format trajectories, OTLP/JSON traces) nor a tool catalog",
         )
 
     def add_transcripts(self) -> None:

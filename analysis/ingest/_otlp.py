@@ -24,12 +24,24 @@ from typing import Any, get_args
 from analysis.catalog._live import tool_def_fields
 from analysis.ingest._context import ParseContext
 from analysis.ingest._jsonio import loads_bounded
-from analysis.models import CatalogBasis, EventKind, SubagentSource, ToolCall, TurnJudgment, Vote
+from analysis.models import (
+    CatalogBasis,
+    EventKind,
+    SessionFormat,
+    SubagentSource,
+    ToolCall,
+    TurnJudgment,
+    Vote,
+)
 from analysis.render._judge_input import EXPANSION_PREFIX, render_call
 
 _OPENINFERENCE_INDEX = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
 _LAST = 1 << 62
 _LABEL_SCORES = {"correct": 1.0, "incorrect": 0.0}
+
+
+_AGENT_FORMATS = frozenset(get_args(SessionFormat)) - {"otlp"}
+"""The formats a session keeps when read back from our own export (``tsq.session.format``)."""
 
 
 def looks_like_otlp(document: Any) -> bool:
@@ -641,7 +653,7 @@ def parse_otlp(
             {
                 "session_id": session_id,
                 "source": context.file,
-                "format": fmt if fmt in ("claude-code", "claude-code-legacy", "openai") else "otlp",
+                "format": fmt if fmt in _AGENT_FORMATS else "otlp",
                 "turns": turns,
                 "catalogs": catalogs,
                 "issues": [],

@@ -43,7 +43,7 @@ CATALOG_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "provenance": pl.String,
     "versions": pl.String,
     "description": pl.String,
-    "claude_code_description": pl.String,
+    "agent_description": pl.String,
     "parameters": pl.String,
 }
 NEED_ORDER = ["missing", "no description", "baseline only", "described"]
@@ -60,9 +60,9 @@ PROVENANCE_WORDS = {
     "baseline": "the curated description written for the judge (the workbench's baseline); on "
     "a menu built from a Claude Code version, a built-in the baseline also defines keeps the "
     "curated definition: it wins on a collision",
-    "version": "Claude Code's own built-in definition of that version, read from its npm "
-    "package (or, for tools the baseline lacks, a description written for the judge beside "
-    "Claude Code's schema)",
+    "version": "a built-in tool of that version of the agent: Claude Code's read from its npm "
+    "package, Codex's from its source; the judge reads a description written for it (or the "
+    "baseline's), beside the agent's own schema",
     "observed": "seen only in the session's calls: no menu defines it, so its parameters are "
     "inferred from the calls",
     "live": "from a live dump of the agent's menu (tsq's live catalog file)",
@@ -71,13 +71,13 @@ PROVENANCE_WORDS = {
     "trace": "from the catalog the trace itself carries",
 }
 """Each tool provenance in words, for the Catalog page and the README."""
-UNEXTRACTED = "not in the package as text: Claude Code builds it when it runs"
-"""Why a built-in of a version has no Claude Code description of its own in the tools data."""
+UNEXTRACTED = "not in the package or source as text: the agent builds it when it runs"
+"""Why a built-in of a version has no description of the agent's own in the tools data."""
 
 
 def catalog_frame(catalog: ToolCatalog) -> pl.DataFrame:
-    """One row per tool on a menu: name, provenance, the Claude Code versions a built-in's
-    definition held in, the description the judge reads and Claude Code's own (or why the
+    """One row per tool on a menu: name, provenance, the agent's versions a built-in's
+    definition held in, the description the judge reads and the agent's own (or why the
     tools data has none: :data:`UNEXTRACTED`), parameters."""
     return pl.DataFrame(
         [
@@ -86,7 +86,7 @@ def catalog_frame(catalog: ToolCatalog) -> pl.DataFrame:
                 "provenance": tool.provenance,
                 "versions": _versions(tool),
                 "description": tool.description,
-                "claude_code_description": tool.vendor_description
+                "agent_description": tool.vendor_description
                 or (UNEXTRACTED if tool.since is not None else None),
                 "parameters": json.dumps(tool.parameters, sort_keys=True),
             }
