@@ -252,7 +252,8 @@ def trends_command(
         click.echo(
             f"  {row[by]}: TSQ {tsq}{bounds_of_tsq} {sampled}"
             f"{row['judged']:,} of {row['steps']:,} steps"
-            f"{split}; {row['calls']} calls, {row['errors']} errors{people}"
+            f"{split}; {row['calls']} calls ({row['calls_per_turn']:.1f} a turn), {row['errors']} "
+            f"errors{people}"
         )
     if moved is not None:
         click.echo(moved.in_words())

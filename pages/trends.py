@@ -29,6 +29,7 @@ LABELS = {
     "version": "agent version",
     "project": "project",
     "week": "week",
+    "agent": "agent",
 }
 
 page_frame("trends")

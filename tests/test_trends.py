@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CORPUS
 
 import analysis
 from analysis.index import Collection, IndexReader, shift, step_scores, trends, update_index
@@ -329,3 +330,56 @@ def test_a_file_that_is_not_a_label_store_is_one_sentence(tmp_path):
         f"{notes}: not a label store (file is not a database)."
     )
     assert "Traceback" not in done.stderr
+
+
+def test_the_two_agents_are_compared_with_their_interval(two_versions, tmp_path):
+    """Claude Code sessions and Codex rollouts in one collection: TSQ, calls per turn and errors
+    per agent, through the index (tsq trends --by agent) and in the report, against figures
+    counted here from the judgments and the Codex rollouts' lines."""
+    rollouts = sorted((CORPUS / "codex" / "codemie-code").glob("rollout-*.jsonl"))
+    if not rollouts:
+        pytest.skip("../shared/corpus is not beside this checkout")
+    for rollout in rollouts:
+        shutil.copy(rollout, two_versions / "sessions")
+    judge = _judge_id("default")
+    judged = two_versions / "judgments"
+    template = json.loads((judged / "default.judgments.jsonl").open().readline())
+    codex_scores, lines = [], []
+    for session in analysis.load(rollouts).sessions:
+        for turn in session.turns:
+            for index, message in enumerate(turn.messages):
+                if message.tool_calls:
+                    score = [1.0, 0.0, 1.0 / 3][len(codex_scores) % 3]
+                    codex_scores.append(score)
+                    key = {"session_id": session.session_id, "turn_index": turn.index}
+                    key |= {"step_index": index, "message_id": message.id, "score": score}
+                    lines.append(json.dumps(template | key))
+    (judged / "codex.judgments.jsonl").write_text("\n".join(lines) + "\n")
+    claude = list(_scores("default").values())
+
+    table = {
+        row["agent"]: row for row in _trends_json(str(two_versions), "--by", "agent")["groups"]
+    }
+    assert table["codex"]["judged"] == len(codex_scores)
+    assert table["codex"]["tsq"] == pytest.approx(np.mean(codex_scores))
+    assert table["claude-code"]["tsq"] == pytest.approx(np.mean(claude))
+    calls = [
+        json.loads(line)["payload"]
+        for rollout in rollouts
+        for line in rollout.read_text().splitlines()
+    ]
+    made = [
+        p
+        for p in calls
+        if p.get("type") in ("function_call", "custom_tool_call", "web_search_call")
+    ]
+    assert table["codex"]["calls"] == len(made)
+
+    judgments = [j for j in analysis.load([two_versions]).judgments if j.judge_id == judge]
+    html = analysis.build_report(analysis.load([two_versions]), judgments)
+    assert "<h2>Agents compared" in html
+    fact = html.split('data-fact="agent_shift">', 1)[1].split("</li>", 1)[0]
+    most, other = sorted(
+        [("claude-code", claude), ("codex", codex_scores)], key=lambda pair: -len(pair[1])
+    )
+    assert f"{np.mean(other[1]) - np.mean(most[1]):+.2f} [" in fact

@@ -291,7 +291,8 @@ def _version_menu(
     if observed:
         menu = ToolCatalog(tools=[*menu.tools, *observed], source=menu.source)
         basis += "+observed"
-        where += f", and {len(observed)} tools seen in its calls ({_listed(observed)})"
+        tools = "tool" if len(observed) == 1 else "tools"
+        where += f", and {len(observed)} {tools} seen in its calls ({_listed(observed)})"
     if snapshot is not None:
         menu = _as_configured(menu, snapshot)
     return TurnCatalog(

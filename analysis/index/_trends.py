@@ -37,10 +37,14 @@ FLAT_WEEKS = 6
 """Up to this many weeks, their labels are written flat; more are slanted to fit."""
 
 STEP_COLUMNS = """s.session_id, s.turn_index, s.step_index, s.parent_call_id, s.tools, s.calls,
-       s.errors, s.model, s.agent_version AS version, x.project,
+       s.errors, s.model,
+       CASE WHEN x.format = 'codex' THEN 'codex ' || s.agent_version ELSE s.agent_version END
+           AS version,
+       x.project,
        strftime(date_trunc('week', s.timestamp), '%Y-%m-%d') AS week,
        CASE WHEN x.format LIKE 'claude-code%' THEN 'claude-code' ELSE x.format END AS agent"""
-"""What a step is by each dimension, from ``steps s JOIN sessions x``."""
+"""What a step is by each dimension, from ``steps s JOIN sessions x``. A Codex version is
+named with its agent (``codex 0.125.0``): the two agents' numbers do not compare."""
 STEP_QUERY = (
     "SELECT " + STEP_COLUMNS + " FROM steps s JOIN sessions x USING (source_file, session_id)"
 )

@@ -688,15 +688,18 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
     if steps is None:
         return []
     weekly, versions, tools = (trends(steps, by) for by in ("week", "version", "tool"))
-    judged_versions = sorted(
-        versions.filter(pl.col("judged") >= 2)["version"].drop_nulls(), key=_version_order
-    )
     facts = []
-    if len(judged_versions) >= 2:
-        moved = shift(steps, "version", judged_versions[-2], judged_versions[-1])
-        facts.append(("version_shift", "Between agent versions: " + moved.in_words()))
+    for _, of_agent in steps.group_by("agent", maintain_order=True):
+        judged_versions = sorted(
+            trends(of_agent, "version").filter(pl.col("judged") >= 2)["version"].drop_nulls(),
+            key=_version_order,
+        )
+        if len(judged_versions) >= 2:
+            moved = shift(of_agent, "version", judged_versions[-2], judged_versions[-1])
+            facts.append(("version_shift", "Between agent versions: " + moved.in_words()))
     judge = steps["judge"][0]
     return [
+        *_agents_section(steps),
         ReportSection(
             title="Trends",
             intro=(
@@ -714,6 +717,34 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
             intro="A step that called several tools counts for each of them.",
             table=readable_trends(tools),
         ),
+    ]
+
+
+def _agents_section(steps: pl.DataFrame) -> list[ReportSection]:
+    """Where the sessions come from more than one agent: each agent's TSQ, calls per turn,
+    tool errors and split-vote share, and the two agents with most judged steps compared."""
+    from analysis.index._trends import readable_trends, shift, trends
+
+    agents = trends(steps, "agent").filter(pl.col("judged") > 0)
+    if agents.height < 2:
+        return []
+    first, second = agents.sort("judged", descending=True)["agent"][:2]
+    moved = shift(steps, "agent", first, second)
+    return [
+        ReportSection(
+            title="Agents compared",
+            intro=(
+                "The same judge on each agent's steps: mean TSQ with its 95% interval, tool "
+                "calls per turn, tool errors and the split-vote share. A difference counts only "
+                "where the interval of the difference leaves out 0."
+            ),
+            table=readable_trends(agents).with_columns(
+                pl.when(pl.col("calls") > 0)
+                .then(pl.col("errors") / pl.col("calls"))
+                .alias("error_rate")
+            ),
+            facts=[("agent_shift", "Between agents: " + moved.in_words())],
+        )
     ]
 
 
