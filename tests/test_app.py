@@ -664,3 +664,26 @@ def test_a_resumed_session_shows_its_thread_and_the_catalog_its_snapshot(tmp_pat
         ["mcp server", "github", "project"]
     ]
     assert "version+snapshot" in at.text[0].value
+
+
+def test_codex_sessions_open_on_every_page_of_a_session(tmp_path):
+    """A Codex rollout on the Session, Turn and Catalog pages: its steps, and its menu set
+    beside its own version's built-ins (not Claude Code's baseline)."""
+    rollouts = sorted((CORPUS / "codex" / "codemie-code").glob("rollout-*.jsonl"))
+    if not rollouts:
+        pytest.skip("../shared/corpus is not beside this checkout")
+    session = analysis.load(rollouts[:1]).sessions[0]
+    steps = sum(1 for turn in session.turns for m in turn.messages if m.tool_calls)
+    place = {"source": "folder", "folder": str(rollouts[0].parent), "session": session.session_id}
+    at = page("pages/session.py", **place)
+    assert not at.exception
+    assert at.caption[0].value.startswith(f"{len(session.turns)} turns, {steps} steps")
+    at = page("pages/turn.py", **place, turn="1", step="2")
+    assert not at.exception
+    at = page("pages/catalog.py", **place, turn="1")
+    assert not at.exception
+    said = f"baseline: Codex {session.agent_version} built-ins."
+    assert any(said in caption.value for caption in at.caption)
+    menu = at.dataframe[0].value
+    assert {"exec_command", "apply_patch", "write_stdin"} <= set(menu["tool"])
+    assert "Read" not in set(menu["tool"])

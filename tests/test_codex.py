@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from conftest import CORPUS
+from fake_anthropic import prompt_of
 
 import analysis
 
@@ -105,3 +109,98 @@ def test_bad_lines_are_issues_on_their_line_and_the_rest_loads(tmp_path):
     )
     kept = next(c for c in session.tool_calls() if c.line == call + 4)
     assert kept.input == {"arguments": '{"cmd": "ls'}
+
+
+def _tsq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=180,
+        check=False,
+    )
+
+
+def test_both_agents_load_side_by_side_and_say_which_wrote_each():
+    claude = CORPUS / "claude-code" / "spotter"
+    result = analysis.load([claude, CORPUS / "codex"])
+    formats = Counter(session.format for session in result.sessions)
+    assert formats["codex"] == len(ROLLOUTS)
+    assert formats["claude-code"] == len(analysis.load([claude]).sessions)
+
+
+def test_judge_lint_and_report_work_on_rollouts(tmp_path):
+    """The first step after each ask, judged through the real SDK against the loopback server;
+    lint finds no called built-in missing from the menus; the report names both sessions."""
+    from fake_anthropic import API_KEY, FakeAnthropic
+
+    out = tmp_path / "codex.judgments.jsonl"
+    with FakeAnthropic() as fake:
+        done = _tsq(
+            "judge", *map(str, ROLLOUTS), "--model", "claude-judge-4-5", "--base-url", fake.url,
+            "--steps", "first", "--out", str(out), "--cache-dir", str(tmp_path / "cache"),
+            "--index", str(tmp_path / "index.duckdb"),
+            env={"ANTHROPIC_API_KEY": API_KEY},
+        )  # fmt: skip
+        prompts = [prompt_of(body) for body in fake.script.messages]
+    assert done.returncode == 0, done.stderr
+    judged = [json.loads(line) for line in out.read_text().splitlines()]
+    sessions = analysis.load(ROLLOUTS).sessions
+    firsts = {
+        (s.session_id, t.index)
+        for s in sessions
+        for t in s.turns
+        if any(m.tool_calls for m in t.messages)
+    }
+    assert {(j["session_id"], j["turn_index"]) for j in judged} == firsts
+    assert all(j["score"] is not None for j in judged)
+    assert all("exec_command" in prompt and "apply_patch" in prompt for prompt in prompts)
+    assert not any("- Read:" in prompt for prompt in prompts)  # Codex's menu, not Claude Code's
+
+    findings = analysis.lint(sessions)
+    assert not [f for f in findings if f.code == "CALLED_TOOL_NOT_IN_CATALOG"]
+    html = analysis.build_report(analysis.load(ROLLOUTS), analysis.load([out]).judgments)
+    assert all(session.session_id[:8] in html for session in sessions)
+
+
+def test_export_names_the_agent_and_provider_and_reads_back_as_codex(tmp_path):
+    out = tmp_path / "codex.otlp.json"
+    done = _tsq("export", *map(str, ROLLOUTS), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(out.read_text())
+    attributes = [
+        {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}
+        for resource in document["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
+    chats = [a for a in attributes if a.get("gen_ai.operation.name") == "chat"]
+    roots = [a for a in attributes if a.get("gen_ai.operation.name") == "invoke_agent"]
+    assert {a["gen_ai.provider.name"] for a in chats} == {"openai"}
+    assert {a["gen_ai.agent.name"] for a in roots} == {"codex"}
+    again = analysis.load([out])
+    assert {s.format for s in again.sessions} == {"codex"}
+    assert [len(s.turns) for s in again.sessions] == [
+        len(s.turns) for s in analysis.load(ROLLOUTS).sessions
+    ]
+
+
+def test_send_removes_a_secret_from_a_rollout(tmp_path):
+    from otlp_receiver import Receiver
+
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    lines = ROLLOUTS[1].read_text().splitlines()
+    call = next(i for i, line in enumerate(lines) if '"function_call"' in line)
+    record = json.loads(lines[call])
+    record["payload"]["arguments"] = json.dumps({"cmd": f"git push https://{secret}@github.com/x"})
+    lines[call] = json.dumps(record)
+    leaky = tmp_path / ROLLOUTS[1].name
+    leaky.write_text("\n".join(lines) + "\n")
+    with Receiver() as receiver:
+        done = _tsq("send", str(leaky), "--endpoint", receiver.url, "--yes")
+        assert done.returncode == 0, done.stderr
+        requests = receiver.behaviour.requests
+    wire = b"".join(request.SerializeToString() for request in requests)
+    assert secret.encode() not in wire
+    assert b"invoke_agent codex" in wire

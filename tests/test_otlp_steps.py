@@ -60,7 +60,8 @@ def responses(messages):
 
 @pytest.fixture(scope="module")
 def originals(corpus):
-    loaded = analysis.load([corpus / "claude-code", analysis.sample_data_dir() / "transcripts"])
+    folders = [corpus / "claude-code", corpus / "codex", analysis.sample_data_dir() / "transcripts"]
+    loaded = analysis.load(folders)
     assert loaded.all_issues() == []
     return loaded.sessions
 
@@ -87,7 +88,7 @@ def schemas():
 
 
 def test_every_step_renders_the_same_after_export_and_import(originals, imported):
-    assert len(originals) == 11  # the 7 corpus sessions and the 4 samples
+    assert len(originals) == 13  # the 7 Claude Code and 2 Codex corpus sessions, the 4 samples
     for original in originals:
         again = imported[original.session_id]
         assert len(again.turns) == len(original.turns)
@@ -123,7 +124,8 @@ def test_the_basis_a_menu_was_exported_with_travels_with_it(originals, exported,
     for chat in chats:
         key = (chat["gen_ai.conversation.id"], chat["tsq.turn.index"])
         assert chat["tsq.catalog.basis"] == bases[key]
-    assert set(bases.values()) == {"baseline", "trace", "version"}
+    # version+observed: the Codex Desktop rollout calls an MCP tool no menu lists
+    assert set(bases.values()) == {"baseline", "trace", "version", "version+observed"}
     for (session_id, index), basis in bases.items():
         turn = imported[session_id].turns[index]
         if turn.messages:  # a turn's menu travels on its chat spans
