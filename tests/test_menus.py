@@ -77,7 +77,7 @@ def test_a_called_mcp_tool_is_on_the_menu_as_observed(tmp_path):
         "required": ["repo", "title", "labels"],
     }
     assert choice.basis == "version+observed"
-    assert "1 tools seen in its calls (mcp__github__create_issue)" in choice.note
+    assert "1 tool seen in its calls (mcp__github__create_issue)" in choice.note
     step = analysis.turn_steps(session.turns[-1])[-1]
     rendered = analysis.render_step(session, session.turns[-1], step.index)
     assert "- mcp__github__create_issue: MCP tool 'create_issue'" in rendered.menu_text()

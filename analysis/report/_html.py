@@ -721,11 +721,14 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
 
 
 def _agents_section(steps: pl.DataFrame) -> list[ReportSection]:
-    """Where the sessions come from more than one agent: each agent's TSQ, calls per turn,
-    tool errors and split-vote share, and the two agents with most judged steps compared."""
+    """Where the sessions come from both coding agents: each one's TSQ, calls per turn, tool
+    errors and split-vote share, and the two compared (the one with more judged steps first).
+    Other formats (OpenAI-format trajectories, foreign traces) are no coding agent's."""
     from analysis.index._trends import readable_trends, shift, trends
 
-    agents = trends(steps, "agent").filter(pl.col("judged") > 0)
+    agents = trends(steps, "agent").filter(
+        (pl.col("judged") > 0) & pl.col("agent").is_in(["claude-code", "codex"])
+    )
     if agents.height < 2:
         return []
     first, second = agents.sort("judged", descending=True)["agent"][:2]
