@@ -430,7 +430,7 @@ judge_option = click.option(
     "--judge",
     "judge_spec",
     type=click.Path(dir_okay=False),
-    help="A judge spec (TOML); default: the built-in tsq-rubric/2 (see tsq judge --help).",
+    help="A judge spec (TOML); default: the built-in tsq-rubric/3 (see tsq judge --help).",
 )
 
 
@@ -1282,7 +1282,7 @@ cli.add_command(trends_command)
     "judge_specs",
     multiple=True,
     type=click.Path(dir_okay=False),
-    help="A judge spec (TOML); repeat to compare. Default: the built-in tsq-rubric/2.",
+    help="A judge spec (TOML); repeat to compare. Default: the built-in tsq-rubric/3.",
 )
 @click.option(
     "--split",

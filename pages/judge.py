@@ -28,7 +28,7 @@ uploaded = st.file_uploader(
     type=["toml"],
     key="judge_spec_file",
     help="A judge spec with its rubric inline (see the README's Judge specs); without one, the "
-    "built-in tsq-rubric/2.",
+    "built-in tsq-rubric/3.",
 )
 try:
     spec = (

@@ -161,7 +161,7 @@ def verdict(kind: str, amended: bool) -> str:
 def main() -> None:
     base = default_spec()
     amended = base.with_changes(
-        name="tsq-rubric/2+team-rules",
+        name="tsq-rubric/3+team-rules",
         rubric=f"{base.rubric}\n\nRules from people's corrections:\n- {RULE}",
         parent=base.judge_id,
     )

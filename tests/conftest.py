@@ -274,7 +274,7 @@ def assert_seed_ablation_contract(lines: list[dict[str, Any]]) -> None:
     assert len(lines) == 12
     assert set(lines[0]) == JUDGMENT_LINE_FIELDS
     judges = {line["condition"]: line["judge_id"] for line in lines}
-    assert all(judge.startswith("tsq-rubric/2#") for judge in judges.values())
+    assert all(judge.startswith("tsq-rubric/3#") for judge in judges.values())
     assert len(set(judges.values())) == 3  # a spec's hash covers its condition
     by_condition: dict[str, list[float]] = {}
     for line in lines:

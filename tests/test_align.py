@@ -60,7 +60,7 @@ def _tsq(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
 
 def test_one_character_of_the_rubric_changes_the_judge_id_and_comments_do_not(tmp_path):
     base = default_spec()
-    assert base.judge_id.startswith("tsq-rubric/2#")
+    assert base.judge_id.startswith("tsq-rubric/3#")
     assert base.with_changes(rubric=base.rubric + ".").judge_id != base.judge_id
     assert base.with_changes(votes=5).judge_id != base.judge_id
     assert base.with_changes(base_url="http://127.0.0.1:1").judge_id == base.judge_id
@@ -77,7 +77,7 @@ def test_the_shipped_default_spec_reads_its_rubric_file_and_round_trips(tmp_path
 
     spec = default_spec()
     assert spec.rubric == RUBRIC
-    assert (spec.name, spec.votes, spec.condition) == ("tsq-rubric/2", 3, "full")
+    assert (spec.name, spec.votes, spec.condition) == ("tsq-rubric/3", 3, "full")
     copy = tmp_path / "copy.judge.toml"
     copy.write_text(spec_toml(spec))
     assert read_spec(copy) == spec

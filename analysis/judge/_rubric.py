@@ -13,9 +13,9 @@ from analysis.llm._request import StructuredRequest, TextPart, ToolSpec
 from analysis.models import Vote
 from analysis.render._judge_input import JudgeInput
 
-RUBRIC_VERSION = "tsq-rubric/2"
+RUBRIC_VERSION = "tsq-rubric/3"
 RUBRIC = (
-    resources.files("analysis").joinpath("data/judges/tsq-rubric-2.md").read_text("utf-8").strip()
+    resources.files("analysis").joinpath("data/judges/tsq-rubric-3.md").read_text("utf-8").strip()
 )
 """The built-in judge's rubric: the text of its spec's ``rubric_file``."""
 

@@ -192,7 +192,7 @@ def spec_toml(spec: JudgeSpec) -> str:
 
 
 def default_spec_path() -> Path:
-    """The built-in judge's spec file (``tsq-rubric/2``)."""
+    """The built-in judge's spec file (``tsq-rubric/3``)."""
     return Path(str(importlib.resources.files("analysis") / "data" / "judges" / DEFAULT_SPEC_FILE))
 
 
