@@ -3,13 +3,12 @@ it wrote read back through ``analysis.catalog``."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 from analysis.catalog import (
     builtin_tool_versions,
@@ -22,19 +21,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "claude_code"
 DATA = json.loads((REPO / "analysis" / "data" / "claude_code_tools.json").read_text("utf-8"))
 
 
-def _load_script():  # scripts/ is not a package
-    spec = importlib.util.spec_from_file_location(
-        "extract_builtin_tools", REPO / "scripts" / "extract_builtin_tools.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-extract = _load_script()
+extract = load_script("extract_builtin_tools")
 
 
 def listed(version):

@@ -3,13 +3,11 @@ binaries, and the data file the workbench ships, against the corpus rollouts' ca
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, load_script
 
 import analysis
 from analysis.catalog import builtin_tool_versions, examined_versions
@@ -18,17 +16,6 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 DATA = json.loads((REPO / "analysis" / "data" / "codex_tools.json").read_text("utf-8"))
 JUDGE = json.loads((REPO / "analysis" / "data" / "codex_judge_descriptions.json").read_text())
-
-
-def _load_script():  # scripts/ is not a package
-    path = REPO / "scripts" / "extract_codex_tools.py"
-    spec = importlib.util.spec_from_file_location("extract_codex_tools", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def request(version: str, configuration: str) -> dict:
@@ -43,7 +30,7 @@ def names(sent: dict) -> set[str]:
 
 @pytest.fixture(scope="module")
 def captured():
-    script = _load_script()
+    script = load_script("extract_codex_tools")
     captures = {v: (request(v, "default"), request(v, "mcp")) for v in ("0.118.0", "0.125.0")}
     return script, script.data_file(captures, [])
 
