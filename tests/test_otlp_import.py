@@ -448,3 +448,24 @@ def test_parent_ids_that_loop_do_not_hang_or_abort(tmp_path):
     ]
     (session,) = analysis.load([_write(tmp_path, _document(looped))]).sessions
     assert [m.id for m in session.turns[0].messages] == ["self"]
+
+
+def test_attributes_without_a_key_and_a_value_are_issues_and_the_rest_is_kept(tmp_path):
+    """``[null, {"key": "gen_ai.operation.name"}]``: each bad entry an issue on the document;
+    the span's good attributes still place it in its session."""
+    spans = _agent_run()
+    first = spans[0]
+    first["attributes"][:0] = [None, {"key": "gen_ai.operation.name"}, {"value": {"intValue": 1}}]
+    first["events"] = [{"name": "x", "attributes": [{"key": "k", "value": None}]}]
+    path = _write(tmp_path, _document(spans))
+    loaded = analysis.load([path])
+    (session,) = loaded.sessions
+    span = first["spanId"]
+    assert sorted(issue.reason for issue in session.issues) == [
+        f"span {span}, an event: attribute 0 (k) is not a key with a value; skipped",
+        f"span {span}: attribute 0 is not a key with a value; skipped",
+        f"span {span}: attribute 1 (gen_ai.operation.name) is not a key with a value; skipped",
+        f"span {span}: attribute 2 is not a key with a value; skipped",
+    ]
+    clean = analysis.load([_write(tmp_path, _document(_agent_run()), "clean.json")]).sessions[0]
+    assert [len(t.messages) for t in session.turns] == [len(t.messages) for t in clean.turns]

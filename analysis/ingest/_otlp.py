@@ -70,14 +70,26 @@ def _int(value: Any) -> int:
         return 0
 
 
-def _attributes(items: Any) -> dict[str, Any]:
+def _attributes(items: Any, where: str, context: ParseContext) -> dict[str, Any]:
+    """A span's (or an event's) attributes; each entry that is not a key with a value is an
+    issue naming ``where``, and the others are kept."""
     if not isinstance(items, list):
         return {}
-    return {
-        a["key"]: _value(a.get("value"))
-        for a in items
-        if isinstance(a, dict) and isinstance(a.get("key"), str)
-    }
+    attributes = {}
+    for position, item in enumerate(items):
+        if (
+            isinstance(item, dict)
+            and isinstance(item.get("key"), str)
+            and isinstance(item.get("value"), dict)
+        ):
+            attributes[item["key"]] = _value(item["value"])
+        else:
+            key = item.get("key") if isinstance(item, dict) else None
+            named = f" ({key})" if isinstance(key, str) else ""
+            context.issue(
+                None, f"{where}: attribute {position}{named} is not a key with a value; skipped"
+            )
+    return attributes
 
 
 @dataclass(frozen=True)
@@ -98,14 +110,16 @@ class _Span:
         self.scope = scope
         self.position = position
         self.start = _int(raw.get("startTimeUnixNano"))
-        self.attributes = _attributes(raw.get("attributes"))
+        self.attributes = _attributes(raw.get("attributes"), f"span {self.span_id}", context)
         self.events = []
         events = raw.get("events")
         for event in events if isinstance(events, list) else []:
             if not isinstance(event, dict):
                 context.issue(None, f"span {self.span_id}: an event that is not an object; skipped")
                 continue
-            attributes = _attributes(event.get("attributes"))
+            attributes = _attributes(
+                event.get("attributes"), f"span {self.span_id}, an event", context
+            )
             time = _int(event.get("timeUnixNano"))
             self.events.append(_Event(str(event.get("name", "")), attributes, time))
 
