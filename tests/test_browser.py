@@ -6,10 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, launch_chromium, needs_chromium
+from conftest import CORPUS, RICH, launch_chromium, needs_chromium
 from streamlit_server import streamlit_server
-
-RICH = "5eed0000-0000-4000-8000-000000000002"
 
 pytestmark = [
     pytest.mark.browser,

@@ -6,14 +6,12 @@ import asyncio
 import json
 
 import pytest
-from conftest import assert_seed_ablation_contract
+from conftest import BAD, assert_seed_ablation_contract
 from fake_anthropic import API_KEY, FakeAnthropic, prompt_of
 
 import analysis
 from analysis.judge import JudgeConfig, JudgeError, judge_rendered
 from analysis.render import render_turn
-
-BAD = "5eed0000-0000-4000-8000-000000000001"
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import multiprocessing
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from conftest import open_page
+from conftest import RICH, open_page
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, recall_score
 
 import analysis
@@ -33,7 +33,6 @@ from analysis.views._review import labelling_queue
 
 SAMPLE = analysis.sample_data_dir()
 JUDGMENTS = SAMPLE / "judgments" / "illustrative.judgments.jsonl"
-RICH = "5eed0000-0000-4000-8000-000000000002"
 JUDGE = "illustrative (not a live model)"
 
 

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 import pytest
+from conftest import BAD
 from records import assistant, text, tool_use, user
 
 import analysis
@@ -23,8 +24,6 @@ from analysis.models import (
     Vote,
 )
 from analysis.render import Step, turn_steps
-
-BAD = "5eed0000-0000-4000-8000-000000000001"
 
 
 def judgment(

@@ -13,7 +13,7 @@ import sys
 
 import fake_anthropic
 import pytest
-from conftest import assert_seed_ablation_contract
+from conftest import BAD, assert_seed_ablation_contract
 from fake_anthropic import FakeAnthropic
 from fake_openai import API_KEY, FakeOpenAI
 from pydantic import BaseModel
@@ -35,7 +35,6 @@ from analysis.llm import (
 )
 from analysis.render import render_turn
 
-BAD = "5eed0000-0000-4000-8000-000000000001"
 KEY_ENVS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_BASE_URL")
 
 

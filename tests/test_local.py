@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import data_root_workspace
+from conftest import RICH, data_root_workspace
 
 import analysis
 from analysis.council import CouncilError, read_council_config
@@ -24,8 +24,7 @@ from analysis.ingest import (
 from analysis.study import LabelError
 
 SAMPLES = analysis.sample_data_dir()
-BAD = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
-RICH = "5eed0000-0000-4000-8000-000000000002"
+BAD_FILE = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
 OUTSIDE = "leads outside the data root; not read"
 
 
@@ -93,7 +92,7 @@ def test_confine_refuses_a_path_outside_direct_dotted_or_linked(rooted):
         assert str(refused.value) == (
             f"{typed} is outside the data root this workbench may read, so it is refused."
         )
-    assert confine(BAD, root, also=(SAMPLES,)) == (BAD, SAMPLES)  # the bundled samples
+    assert confine(BAD_FILE, root, also=(SAMPLES,)) == (BAD_FILE, SAMPLES)  # the bundled samples
 
 
 def test_inside_root_resolves_home_and_names_alike(rooted, monkeypatch):
@@ -107,7 +106,7 @@ def test_the_loader_reads_nothing_outside_its_root(rooted):
     root, outside = rooted
     (root / "projects" / "linked.jsonl").symlink_to(outside / "secret.jsonl")
     loaded = analysis.load([root], root=root)
-    assert [s.source for s in loaded.sessions] == [str(root / "projects" / BAD.name)]
+    assert [s.source for s in loaded.sessions] == [str(root / "projects" / BAD_FILE.name)]
     issues = {(issue.file, issue.reason) for issue in loaded.issues}
     assert issues == {(str(root / "projects" / "linked.jsonl"), OUTSIDE)}
     # a given path outside: an issue, nothing read
@@ -190,7 +189,7 @@ def test_uploads_are_saved_privately_and_removed(tmp_path, monkeypatch):
     folder = PrivateFolder(prefix="tsq-uploads-")
     assert folder.path.parent == tmp_path
     assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
-    data = BAD.read_bytes()
+    data = BAD_FILE.read_bytes()
     files = [("../../x.jsonl", data), ("x.jsonl", data), ("..", b"{}")]
     saved = save_uploads(folder.path, files)
     assert saved.parent == folder.path

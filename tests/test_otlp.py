@@ -6,11 +6,10 @@ import json
 from collections import Counter
 
 import pytest
+from conftest import BAD
 
 import analysis
 from analysis.export import export_otlp_json, export_request
-
-BAD = "5eed0000-0000-4000-8000-000000000001"
 
 
 @pytest.fixture(scope="module")

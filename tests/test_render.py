@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from conftest import BAD, RICH
 
 import analysis
 from analysis.render import RenderOptions, render_call, render_turn
@@ -12,10 +13,6 @@ from analysis.render import RenderOptions, render_call, render_turn
 def samples():
     loaded = analysis.load([analysis.sample_data_dir() / "transcripts"])
     return {s.session_id: s for s in loaded.sessions}
-
-
-BAD = "5eed0000-0000-4000-8000-000000000001"
-RICH = "5eed0000-0000-4000-8000-000000000002"
 
 
 def test_full_condition_shows_menu_and_chosen_call(samples):

@@ -11,15 +11,14 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE_FOLDERS, launch_chromium, needs_chromium
+from conftest import BAD, RICH, SAMPLE_FOLDERS, launch_chromium, needs_chromium
 
 import analysis
 from analysis.cli import cli
 
 SAMPLES = Path(analysis.sample_data_dir())
-BAD = "5eed0000-0000-4000-8000-000000000001"
-RICH = "5eed0000-0000-4000-8000-000000000002"
-HOSTILE = "<script>alert(1)</script></script><img src=x onerror=alert(2)> & done"
+RAW_HTML = "<script>alert(1)</script></script><img src=x onerror=alert(2)> & done"
+"""Text that would break out of the report's HTML (and its inline script) if not escaped."""
 
 
 class Page(HTMLParser):
@@ -414,7 +413,7 @@ def hostile(write_jsonl, tmp_path):
                 "type": "user",
                 "sessionId": "h",
                 "uuid": "u1",
-                "message": {"role": "user", "content": HOSTILE},
+                "message": {"role": "user", "content": RAW_HTML},
             },
             {
                 "type": "assistant",
@@ -424,8 +423,13 @@ def hostile(write_jsonl, tmp_path):
                     "id": "m",
                     "role": "assistant",
                     "content": [
-                        {"type": "text", "text": HOSTILE},
-                        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"x": HOSTILE}},
+                        {"type": "text", "text": RAW_HTML},
+                        {
+                            "type": "tool_use",
+                            "id": "t1",
+                            "name": "Read",
+                            "input": {"x": RAW_HTML},
+                        },
                     ],
                 },
             },
@@ -433,8 +437,8 @@ def hostile(write_jsonl, tmp_path):
         name="transcripts/h.jsonl",
     )
     votes = [
-        {"verdict": "correct", "reasoning": HOSTILE},
-        {"verdict": "incorrect", "reasoning": HOSTILE},
+        {"verdict": "correct", "reasoning": RAW_HTML},
+        {"verdict": "incorrect", "reasoning": RAW_HTML},
     ]
     judgment = {
         "session_id": "h",
@@ -471,8 +475,8 @@ def test_transcript_html_is_escaped_everywhere(hostile, tmp_path):
     assert len(parsed.scripts) == len(parsed.charts) + 2, "only the charts' and the two scripts"
     assert all("</script" not in text for _, text in parsed.scripts)
     split = parsed.records("ambiguous-turns-split-votes")
-    assert [r["ask"] for r in split] == [HOSTILE]
-    assert split[0]["for_incorrect"] == HOSTILE
+    assert [r["ask"] for r in split] == [RAW_HTML]
+    assert split[0]["for_incorrect"] == RAW_HTML
 
 
 def test_step_sections_escape_transcript_html(hostile, tmp_path):
@@ -490,10 +494,18 @@ def test_step_sections_escape_transcript_html(hostile, tmp_path):
     assert "<script>alert" not in document
     assert len(parsed.scripts) == len(parsed.charts) + 2, "only the charts' and the two scripts"
     (split,) = parsed.records("ambiguous-steps-split-votes")
-    call = f"Read(x={json.dumps(HOSTILE)})"
-    assert (split["ask"], split["calls"], split["for_incorrect"]) == (HOSTILE, call, HOSTILE)
+    call = f"Read(x={json.dumps(RAW_HTML)})"
+    assert (split["ask"], split["calls"], split["for_incorrect"]) == (
+        RAW_HTML,
+        call,
+        RAW_HTML,
+    )
     (worst,) = parsed.records("worst-steps-per-session")
-    assert (worst["ask"], worst["calls"], worst["for_incorrect"]) == (HOSTILE, call, HOSTILE)
+    assert (worst["ask"], worst["calls"], worst["for_incorrect"]) == (
+        RAW_HTML,
+        call,
+        RAW_HTML,
+    )
 
 
 def test_cli_report_writes_one_file_and_says_what_is_in_it(tmp_path, loaded):
@@ -664,7 +676,7 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
             chart = charts.nth(index)
             assert chart.locator("svg").count() >= 1
             assert chart.locator("svg .mark-rect, svg .mark-symbol, svg path").count() > 0
-        assert HOSTILE in page.inner_text("body")
+        assert RAW_HTML in page.inner_text("body")
         page.emulate_media(media="print")  # A4 is 210 mm wide: 794 CSS px, margins inside
         page.set_viewport_size({"width": 794, "height": 1123})
         wide = page.evaluate("document.documentElement.scrollWidth")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from conftest import BAD, RICH
 
 import analysis
 from analysis import (
@@ -22,8 +23,6 @@ from analysis import (
 from analysis.models import AssistantMessage
 from analysis.views import ablation_steps, ambiguous_steps, worst_steps
 
-BAD = "5eed0000-0000-4000-8000-000000000001"
-RICH = "5eed0000-0000-4000-8000-000000000002"
 RETAIL = "retail.synthetic/task0-trial0"
 
 
