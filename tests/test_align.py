@@ -36,8 +36,7 @@ from analysis.align import (
     references,
 )
 from analysis.judge import JudgeSpecError, default_spec, read_spec, spec_toml
-from analysis.study import AdjudicationStore, StepLabel, pair_agreement
-from analysis.study._config import TOOL_SELECTION
+from analysis.study import TOOL_SELECTION, AdjudicationStore, StepLabel, pair_agreement
 
 ALIGNMENT = analysis.sample_data_dir() / "alignment"
 RULE = "Searching local file contents with grep or rg through the Bash tool"
@@ -73,7 +72,7 @@ def test_one_character_of_the_rubric_changes_the_judge_id_and_comments_do_not(tm
 
 
 def test_the_shipped_default_spec_reads_its_rubric_file_and_round_trips(tmp_path):
-    from analysis.judge._rubric import RUBRIC
+    from analysis.judge import RUBRIC
 
     spec = default_spec()
     assert spec.rubric == RUBRIC

@@ -1,4 +1,6 @@
-"""What importing the package and running the CLI loads, and that every lazy name resolves.
+"""What importing the package and running the CLI loads, that every lazy name resolves, and
+that callers outside the package (the app, tests, scripts, benchmarks, notebooks) import public
+names only.
 
 ``import analysis`` and ``tsq --help`` must load no statistics, charting, API or OTLP library
 (nor polars, numpy or pandas); ``tsq ingest`` must not either. Each loads on first use.
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -99,9 +102,9 @@ def test_tsq_ingest_loads_nothing_heavy(as_json: bool, tmp_path: Path) -> None:
 def test_cli_defaults_mirror_their_constants() -> None:
     """The CLI writes its option defaults out so that building the commands imports nothing."""
     from analysis import cli
-    from analysis.export._sanitize import DEFAULT_MAX_CHARS
+    from analysis.export import DEFAULT_MAX_CHARS
     from analysis.llm import DEFAULT_TIMEOUT
-    from analysis.render._judge_input import DEFAULT_STEP_CHARS
+    from analysis.render import DEFAULT_STEP_CHARS
 
     assert cli.DEFAULT_MAX_CHARS == DEFAULT_MAX_CHARS
     assert cli.DEFAULT_STEP_CHARS == DEFAULT_STEP_CHARS
@@ -132,3 +135,57 @@ def test_every_lazy_name_resolves(package: str) -> None:
         assert getattr(module, name) is not None, f"{package}.{name}"
     assert set(names) <= set(dir(module)), f"dir({package}) lacks some of __all__"
     assert set(names) == _stub_names(package), f"{package}: __init__.pyi and __all__ differ"
+
+
+def _private_imports(source: str) -> list[str]:
+    """The ``analysis`` modules and names ``source`` imports that start with ``_`` below the
+    package (``analysis._paths``, ``analysis.ingest._loader``, ``from analysis.x import _y``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analysis"):
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names if alias.name.startswith("analysis")]
+        else:
+            continue
+        found += [n for n in names if any(p.startswith("_") for p in n.split(".")[1:])]
+    return found
+
+
+CALLERS = sorted(
+    [
+        REPO / "app.py",
+        *(REPO / "pages").glob("*.py"),
+        *(REPO / "workbench").glob("*.py"),
+        *(REPO / "tests").glob("*.py"),
+        *(REPO / "scripts").glob("*.py"),
+        *(REPO / "benchmarks").glob("*.py"),
+    ]
+)
+
+
+@pytest.mark.parametrize("path", CALLERS, ids=lambda p: str(p.relative_to(REPO)))
+def test_callers_import_public_names_only(path: Path) -> None:
+    assert _private_imports(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("notebook", sorted((REPO / "notebooks").glob("*.ipynb")), ids=str)
+def test_notebooks_import_public_names_only(notebook: Path) -> None:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    lines = [
+        line for block in code for line in block.splitlines() if not line.startswith(("%", "!"))
+    ]
+    assert _private_imports("\n".join(lines)) == []
+
+
+def test_the_private_import_check_sees_every_form() -> None:
+    source = (
+        "import analysis._paths\nfrom analysis.ingest._loader import load\n"
+        "from analysis.x import _y\nfrom analysis import models"
+    )
+    assert _private_imports(source) == [
+        "analysis._paths",
+        "analysis.ingest._loader.load",
+        "analysis.x._y",
+    ]

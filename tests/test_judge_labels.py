@@ -16,7 +16,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix,
 import analysis
 from analysis.cli import cli
 from analysis.findings import lint
-from analysis.judge._results import load_judgments
+from analysis.judge import load_judgments
 from analysis.models import TurnJudgment
 from analysis.study import (
     TOOL_SELECTION,
@@ -29,7 +29,7 @@ from analysis.study import (
     step_label_rows,
     tool_selection_labels,
 )
-from analysis.views._review import labelling_queue
+from analysis.views import labelling_queue
 
 SAMPLE = analysis.sample_data_dir()
 JUDGMENTS = SAMPLE / "judgments" / "illustrative.judgments.jsonl"

@@ -318,7 +318,7 @@ def test_gemini_defaults_to_its_openai_compatible_endpoint(monkeypatch):
 
 
 def test_openai_itself_is_sent_max_completion_tokens(monkeypatch):
-    from analysis.llm._openai import OpenAIProvider
+    from analysis.llm import OpenAIProvider
 
     provider = OpenAIProvider(LLMConfig(model="openai:gpt-4o", api_key="k"), lambda: None)
     assert provider.tokens_field == "max_completion_tokens"

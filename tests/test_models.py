@@ -71,7 +71,7 @@ def test_one_verdict_everywhere_a_step_is_named(loaded):
     """A judgment's verdict (correct when every valid vote said so, incorrect when none did,
     split between, unscored without a vote) is the word the step tables, the OTel export's
     label and the split-vote finding use."""
-    from analysis.export._otlp import evaluation_attributes
+    from analysis.export import evaluation_attributes
     from analysis.views import step_table
 
     result, findings = loaded

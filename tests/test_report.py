@@ -859,7 +859,7 @@ def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_pa
 
 
 def test_long_cells_fold_and_numbers_read_as_people_write_them():
-    from analysis.report._html import LONG_CELL, table_html
+    from analysis.report import LONG_CELL, table_html
 
     long = "word " * 100
     frame = pl.DataFrame(

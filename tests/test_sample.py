@@ -17,17 +17,18 @@ from fake_anthropic import API_KEY, FakeAnthropic
 from scipy.stats import norm
 
 import analysis
-from analysis.index import IndexReader, step_scores, trends, update_index
-from analysis.index._sample import (
-    KEYS,
+from analysis.index import (
+    STEP_KEYS,
+    IndexReader,
     LoadedSteps,
     candidate_steps,
     in_scope,
+    step_scores,
     stratified_sample,
+    trends,
+    update_index,
 )
-from analysis.judge._cost import estimate_run
-from analysis.judge._plan import Choice, direct_plan, indexed_plan
-from analysis.judge._spec import default_spec
+from analysis.judge import Choice, default_spec, direct_plan, estimate_run, indexed_plan
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "claude-code"
 ALIGNMENT = analysis.sample_data_dir() / "alignment" / "transcripts"
@@ -109,7 +110,8 @@ def _tsq(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _keys(path: Path) -> set[tuple[object, ...]]:
     return {
-        tuple(line[key] for key in KEYS) for line in map(json.loads, path.read_text().splitlines())
+        tuple(line[key] for key in STEP_KEYS)
+        for line in map(json.loads, path.read_text().splitlines())
     }
 
 
@@ -251,5 +253,5 @@ def test_the_direct_path_reads_the_steps_as_the_index_does(corpus_index, corpus_
         in_scope(reader, [CORPUS])
         indexed = candidate_steps(reader, "all", True, 0)
     loaded = candidate_steps(tables, "all", True, 0)
-    columns = [*KEYS, "tools", "model", "version", "project", "week", "calls", "errors"]
+    columns = [*STEP_KEYS, "tools", "model", "version", "project", "week", "calls", "errors"]
     assert loaded.select(columns).equals(indexed.select(columns))

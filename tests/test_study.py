@@ -139,7 +139,7 @@ def test_suggested_causes_and_rule_proposals():
 def test_every_rule_kind_proposes_and_describes_itself():
     """A rule kind added to the union without its own ``propose`` and ``describe`` fails here,
     not silently as "no proposal" at reconciliation time."""
-    from analysis.study._rules import RULE_KINDS, Rule, RuleBase
+    from analysis.study import RULE_KINDS, Rule, RuleBase
 
     members = typing.get_args(typing.get_args(Rule)[0])
     assert [m.model_fields["kind"].default for m in members] == list(RULE_KINDS)

@@ -2,6 +2,7 @@
 
 from ._otlp import (
     chat_attributes as chat_attributes,
+    evaluation_attributes as evaluation_attributes,
     export_otlp_json as export_otlp_json,
     export_request as export_request,
 )
@@ -9,6 +10,7 @@ from ._paths import (
     without_home as without_home,
 )
 from ._sanitize import (
+    DEFAULT_MAX_CHARS as DEFAULT_MAX_CHARS,
     Sanitizer as Sanitizer,
 )
 from ._send import (

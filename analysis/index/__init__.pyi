@@ -18,8 +18,15 @@ from ._read import (
 from ._rows import (
     TABLES as TABLES,
 )
+from ._sample import (
+    LoadedSteps as LoadedSteps,
+    candidate_steps as candidate_steps,
+    in_scope as in_scope,
+    stratified_sample as stratified_sample,
+)
 from ._trends import (
     DIMENSIONS as DIMENSIONS,
+    STEP_KEYS as STEP_KEYS,
     Dimension as Dimension,
     Shift as Shift,
     moved_most as moved_most,

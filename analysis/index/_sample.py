@@ -32,14 +32,13 @@ from pydantic import BaseModel
 from analysis.index._build import shared_groups
 from analysis.index._read import IndexReader
 from analysis.index._rows import TABLES, load_rows
-from analysis.index._trends import STEP_COLUMNS, Dimension, by_group
+from analysis.index._trends import STEP_COLUMNS, STEP_KEYS, Dimension, by_group
 from analysis.ingest._loader import discover, load
 from analysis.judge._cost import UnitFigures
 from analysis.models import Condition, LoadResult, Session, ToolCatalog, TurnJudgment
 from analysis.render._judge_input import JudgeInput, RenderOptions, render_steps
 from analysis.render._steps import chosen_places, select_steps
 
-KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
 CONFIDENCE = 0.95
 WHOLE = "all"
 """The one stratum of a sample without ``--by``: the whole collection."""
@@ -127,7 +126,7 @@ def stratified_sample(
             sizes[name] = sizes.get(name, 0) + 1
     wanted = {name: needed(size, half_width) for name, size in sizes.items()}
     taken = dict.fromkeys(sizes, 0)
-    keys = [step_key(*row) for row in steps.select(KEYS).iter_rows()]
+    keys = [step_key(*row) for row in steps.select(STEP_KEYS).iter_rows()]
     chosen = []
     for row in sorted(range(len(keys)), key=lambda row: _rank(seed, keys[row])):
         if any(taken[name] < wanted[name] for name in strata[row]):
@@ -201,7 +200,7 @@ class LoadedSteps:
             places[session] = places.get(session, -1) + 1
             rows["step_inputs"].append(
                 dict.fromkeys(TABLES["step_inputs"])
-                | {key: row[key] for key in ["source_file", *KEYS]}
+                | {key: row[key] for key in ["source_file", *STEP_KEYS]}
                 | {"position": places[session]}
             )
         create_tables(self.conn)
@@ -226,7 +225,7 @@ def without(steps: pl.DataFrame, judged: set[tuple[str, int, int, str | None]]) 
     """``steps`` but those in ``judged``."""
     if not judged:
         return steps
-    keep = [tuple(row) not in judged for row in steps.select(KEYS).iter_rows()]
+    keep = [tuple(row) not in judged for row in steps.select(STEP_KEYS).iter_rows()]
     return steps.filter(pl.Series(keep, dtype=pl.Boolean))
 
 
@@ -240,7 +239,7 @@ def render_chosen(
     """The inputs of ``steps`` (under each condition), rendered from ``sessions`` (which hold
     them, in any order), in the order of ``steps``."""
     wanted: dict[str, set[tuple[int, int, str | None]]] = {}
-    for session_id, turn_index, step_index, parent in steps.select(KEYS).iter_rows():
+    for session_id, turn_index, step_index, parent in steps.select(STEP_KEYS).iter_rows():
         wanted.setdefault(session_id, set()).add((turn_index, step_index, parent))
     rendered: dict[tuple[str, int, int, str | None], list[JudgeInput]] = {}
     for session in sessions:
@@ -255,7 +254,9 @@ def render_chosen(
         for unit in render_steps(session, chosen, conditions, live, options):
             key = (unit.session_id, unit.turn_index, unit.step_index or 0, unit.parent_call_id)
             rendered.setdefault(key, []).append(unit)
-    return [unit for row in steps.select(KEYS).iter_rows() for unit in rendered.get(tuple(row), [])]
+    return [
+        unit for row in steps.select(STEP_KEYS).iter_rows() for unit in rendered.get(tuple(row), [])
+    ]
 
 
 def figures_of(steps: pl.DataFrame) -> list[UnitFigures] | None:

@@ -11,6 +11,11 @@ from ._cost import (
     RunEstimate as RunEstimate,
     estimate_run as estimate_run,
 )
+from ._plan import (
+    Choice as Choice,
+    direct_plan as direct_plan,
+    indexed_plan as indexed_plan,
+)
 from ._results import (
     ExternalColumns as ExternalColumns,
     judge_name as judge_name,
@@ -21,6 +26,7 @@ from ._results import (
     several_judges as several_judges,
 )
 from ._rubric import (
+    RUBRIC as RUBRIC,
     RUBRIC_VERSION as RUBRIC_VERSION,
 )
 from ._spec import (

@@ -26,6 +26,9 @@ from ._cost import (
     dollars as dollars,
     price_of as price_of,
 )
+from ._openai import (
+    OpenAIProvider as OpenAIProvider,
+)
 from ._provider import (
     ModelInfo as ModelInfo,
     Provider as Provider,

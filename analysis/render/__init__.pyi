@@ -3,6 +3,7 @@ condition."""
 
 from ._judge_input import (
     CONDITIONS as CONDITIONS,
+    DEFAULT_STEP_CHARS as DEFAULT_STEP_CHARS,
     JudgeInput as JudgeInput,
     RenderOptions as RenderOptions,
     judge_inputs as judge_inputs,

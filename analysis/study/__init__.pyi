@@ -57,10 +57,13 @@ from ._reconcile import (
     suggest_cause as suggest_cause,
 )
 from ._rules import (
+    RULE_KINDS as RULE_KINDS,
     HigherScore as HigherScore,
     HumanUnlessRedundant as HumanUnlessRedundant,
     PreferSide as PreferSide,
     Proposal as Proposal,
+    Rule as Rule,
+    RuleBase as RuleBase,
 )
 from ._store import (
     AdjudicationStore as AdjudicationStore,
