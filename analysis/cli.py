@@ -81,8 +81,14 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@click.option(
+    "--formats",
+    "list_formats",
+    is_flag=True,
+    help="List the formats it reads, in the order they are tried, instead of reading PATHS.",
+)
 @click.option(
     "--catalog",
     type=click.Path(dir_okay=False),
@@ -94,6 +100,7 @@ def cli() -> None:
 def ingest(
     paths: tuple[str, ...],
     as_json: bool,
+    list_formats: bool,
     catalog: str | None,
     index_path: str | None,
     no_index: bool,
@@ -104,6 +111,11 @@ def ingest(
     Exit status: 0 when at least one session was loaded (with or without issues),
     2 when nothing could be loaded.
     """
+    if list_formats:
+        _print_formats(as_json)
+        return
+    if not paths:
+        raise click.UsageError("give PATHS (or --formats).")
     if no_index or catalog is not None:
         from analysis.ingest._loader import load
         from analysis.ingest._report import ingest_report
@@ -119,6 +131,18 @@ def ingest(
         if not as_json:
             click.echo("Nothing could be loaded from the given paths.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
+
+
+def _print_formats(as_json: bool) -> None:
+    from analysis.ingest import formats
+
+    listed = formats()
+    if as_json:
+        click.echo(json.dumps({"formats": listed}))
+        return
+    width = max(len(f["name"]) for f in listed)
+    for entry in listed:
+        click.echo(f"{entry['name']:<{width}}  {entry['kind']:<8}  {entry['what']}")
 
 
 def _indexed_report(paths: tuple[str, ...], index_path: str | None) -> IngestReport:

@@ -1,7 +1,8 @@
-"""Reading transcripts: format sniffing, JSON lines, Claude Code, OpenAI-format and OTLP files, and
-the ingest report."""
+"""Reading transcripts: format sniffing, JSON lines, Claude Code, Codex, OpenAI-format and OTLP
+files, and the ingest report."""
 
 from ._loader import (
+    formats as formats,
     load as load,
     load_catalog as load_catalog,
 )

@@ -6,8 +6,9 @@ import gc
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -133,24 +134,17 @@ def _not_a_file(path: Path) -> str:
     return "is not a regular file; not read"
 
 
-def _sniff_lines(data: bytes) -> str | None:
-    """What the first lines that parse are (``"codex"``, ``"claude-code"``, ``"otlp"``,
-    ``"judgments"``, ``"trajectories"``), else None."""
+def _sniff_lines(data: bytes) -> Format | None:
+    """The line format the first lines that parse are in (the first of :data:`LINE_FORMATS`
+    that recognises one of them), else None."""
     for line in _head_lines(data, _SNIFF_LINES):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             continue
-        if looks_like_codex(record):
-            return "codex"
-        if looks_like_claude_code(record):
-            return "claude-code"
-        if looks_like_otlp(record):
-            return "otlp"
-        if _looks_like_judgment(record):
-            return "judgments"
-        if looks_like_trajectory(record):
-            return "trajectories"
+        found = next((f for f in LINE_FORMATS if f.recognises(record)), None)
+        if found is not None:
+            return found
     return None
 
 
@@ -302,29 +296,33 @@ class _Loader:
             self.openai_by_folder.setdefault(folder, []).append(session)
 
     def _load_jsonl(self, path: Path, display: str, data: bytes) -> None:
-        kind = _sniff_lines(data)
-        if kind == "claude-code":
-            context = self._context(display)
-            parsed = parse_claude_code(path, data, context)
-            self.result.files_read += parsed.subagent_files_read
-            if parsed.session is None:
-                self.result.issues.extend(context.issues)
-                self._issue(display, None, "is a Claude Code transcript with no conversation in it")
-                return
-            self.transcripts.append((parsed, path.parent))
-        elif kind == "codex":
-            self._add_rollout(path, display, data)
-        elif kind == "otlp":
-            for _line, document in iter_jsonl(data, display, self.result.issues):
-                self._add_otlp(document, display, path)
-        elif kind == "judgments":
-            self._load_judgments(data, display)
-        elif kind == "trajectories":
-            lines = iter_jsonl(data, display, self.result.issues)
-            for position, (line, item) in enumerate(lines):
-                self._add_trajectory(item, display, line, path, position)
-        else:
+        found = _sniff_lines(data)
+        if found is None:
             self._not_a_transcript(display)
+        else:
+            found.read(self, path, display, data)
+
+    def _add_transcript(self, path: Path, display: str, data: bytes) -> None:
+        context = self._context(display)
+        parsed = parse_claude_code(path, data, context)
+        self.result.files_read += parsed.subagent_files_read
+        if parsed.session is None:
+            self.result.issues.extend(context.issues)
+            self._issue(display, None, "is a Claude Code transcript with no conversation in it")
+            return
+        self.transcripts.append((parsed, path.parent))
+
+    def _add_otlp_lines(self, path: Path, display: str, data: bytes) -> None:
+        for _line, document in iter_jsonl(data, display, self.result.issues):
+            self._add_otlp(document, display, path)
+
+    def _add_judgment_lines(self, _path: Path, display: str, data: bytes) -> None:
+        self._load_judgments(data, display)
+
+    def _add_trajectory_lines(self, path: Path, display: str, data: bytes) -> None:
+        lines = iter_jsonl(data, display, self.result.issues)
+        for position, (line, item) in enumerate(lines):
+            self._add_trajectory(item, display, line, path, position)
 
     def _add_rollout(self, path: Path, display: str, data: bytes) -> None:
         context = self._context(display)
@@ -389,16 +387,23 @@ class _Loader:
         self.result.issues.extend(issues)
         if document is None:
             return
-        if looks_like_catalog(document):
-            self._add_catalog(document, display, path.parent)
-        elif looks_like_otlp(document):
-            self._add_otlp(document, display, path)
-        elif looks_like_trajectory(document):
-            self._add_trajectory(document, display, 1, path, 0)
-        elif _looks_like_judgment(document):  # a judgments file of one line
-            self._load_judgments(data, display)
-        else:
+        found = next((f for f in DOCUMENT_FORMATS if f.recognises(document)), None)
+        if found is None:
             self._not_a_transcript(display)
+        else:
+            found.read(self, path, display, data, document)
+
+    def _catalog_document(self, path: Path, display: str, _data: bytes, document: Any) -> None:
+        self._add_catalog(document, display, path.parent)
+
+    def _otlp_document(self, path: Path, display: str, _data: bytes, document: Any) -> None:
+        self._add_otlp(document, display, path)
+
+    def _trajectory_document(self, path: Path, display: str, _data: bytes, document: Any) -> None:
+        self._add_trajectory(document, display, 1, path, 0)
+
+    def _judgment_document(self, _path: Path, display: str, data: bytes, _document: Any) -> None:
+        self._load_judgments(data, display)  # a judgments file of one line
 
     def _add_catalog(self, document: Any, display: str, folder: Path) -> None:
         catalog = catalog_from_document(document, display, "trace", self.result.issues)
@@ -410,7 +415,8 @@ class _Loader:
             display,
             None,
             "is not a transcript this workbench reads (Claude Code JSONL, Codex rollouts, "
-            "OpenAI-format trajectories, OTLP/JSON traces) nor a tool catalog",
+            "OpenAI-format trajectories, OTLP/JSON traces) nor a tool catalog "
+            "(tsq ingest --formats lists them)",
         )
 
     def add_transcripts(self) -> None:
@@ -433,6 +439,71 @@ class _Loader:
             for session in sessions:
                 if catalog is not None:
                     session.attach_catalog(catalog)
+
+
+@dataclass(frozen=True)
+class Format:
+    """One kind of file the loader reads: how to recognise it, and how to read it."""
+
+    name: str
+    what: str
+    recognises: Callable[[Any], bool]
+    """For a line format, a parsed line among the first ones; for a document, the document."""
+    read: Callable[..., None]
+    """A ``_Loader`` method: ``(path, display, data)``, a document's also ``document``."""
+
+
+LINE_FORMATS = (
+    Format("codex", "Codex rollout", looks_like_codex, _Loader._add_rollout),
+    Format(
+        "claude-code",
+        "Claude Code transcript, stream-json included",
+        looks_like_claude_code,
+        _Loader._add_transcript,
+    ),
+    Format(
+        "otlp", "OTLP/JSON traces, one document a line", looks_like_otlp, _Loader._add_otlp_lines
+    ),
+    Format(
+        "judgments",
+        "tsq judge --out",
+        _looks_like_judgment,
+        _Loader._add_judgment_lines,
+    ),
+    Format(
+        "trajectories",
+        "OpenAI chat-format trajectories, one a line",
+        looks_like_trajectory,
+        _Loader._add_trajectory_lines,
+    ),
+)
+"""The JSON-lines formats, in the order they are tried on a file's first lines: adding an
+agent's format is one entry here and its parser's module."""
+DOCUMENT_FORMATS = (
+    Format("catalog", "tool catalog", looks_like_catalog, _Loader._catalog_document),
+    Format("otlp", "OTLP/JSON traces", looks_like_otlp, _Loader._otlp_document),
+    Format(
+        "trajectories",
+        "OpenAI chat-format trajectory, or a JSON list of them",
+        looks_like_trajectory,
+        _Loader._trajectory_document,
+    ),
+    Format(
+        "judgments", "one tsq judge --out line", _looks_like_judgment, _Loader._judgment_document
+    ),
+)
+"""The whole-file JSON formats, in the order they are tried on the document."""
+
+
+def formats() -> list[dict[str, str]]:
+    """What the loader reads, as ``tsq ingest --formats`` lists it: each format's ``name``,
+    ``kind`` (``lines``: JSON Lines, recognised by its first lines; ``document``: one JSON
+    value) and ``what`` it is, in the order they are tried."""
+    return [
+        {"name": f.name, "kind": kind, "what": f.what}
+        for kind, table in (("lines", LINE_FORMATS), ("document", DOCUMENT_FORMATS))
+        for f in table
+    ]
 
 
 def load_catalog(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
