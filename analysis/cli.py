@@ -402,7 +402,7 @@ def send_command(
 
 def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
     from analysis.render._judge_input import CONDITIONS
-    from analysis.views._tables import turn_scores
+    from analysis.views import turn_scores
 
     for condition in CONDITIONS:
         rows = [j for j in judgments if j.condition == condition]

@@ -275,6 +275,13 @@ class Vote(_Model):
     reasoning: str
 
 
+STEP_KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
+"""What addresses a step (with ``step_item_id``'s rule for its label item): a turn judged whole
+has no step index, a main agent's step no parent call."""
+StepKey = tuple[str, int, int | None, str | None]
+"""A step's :data:`STEP_KEYS` values, in that order."""
+
+
 def step_item_id(
     session_id: str,
     turn_index: int,

@@ -18,7 +18,6 @@ from scipy.stats import norm
 
 import analysis
 from analysis.index import (
-    STEP_KEYS,
     IndexReader,
     LoadedSteps,
     candidate_steps,
@@ -29,6 +28,7 @@ from analysis.index import (
     update_index,
 )
 from analysis.judge import Choice, default_spec, direct_plan, estimate_run, indexed_plan
+from analysis.models import STEP_KEYS
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "claude-code"
 ALIGNMENT = analysis.sample_data_dir() / "alignment" / "transcripts"

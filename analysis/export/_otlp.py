@@ -34,6 +34,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from analysis.models import (
     AssistantMessage,
     Session,
+    StepKey,
     SubagentRun,
     ToolCall,
     ToolCatalog,
@@ -68,9 +69,6 @@ _NO_LIMIT = SpanLimits(
     max_span_attribute_length=SpanLimits.UNSET,
 )
 """Whatever ``OTEL_*_LIMIT`` variables say, an export drops and cuts nothing."""
-
-StepKey = tuple[str, int, int | None, str | None]
-"""(session id, turn index, step index, parent call id): what a judgment is attached by."""
 
 
 class _DerivedIds(IdGenerator):

@@ -551,9 +551,9 @@ def _turn_scores_by_session(judgments: Sequence[TurnJudgment]) -> dict[str, Turn
 
     A turn's score (the mean of its steps) lies between its lowest and highest step score, so
     a session's turns can only score alike when those ranges share a point. Only such sessions
-    go through the exact rule (:func:`~analysis._views.turn_scores`), which keeps it cheap.
+    go through the exact rule (:func:`analysis.views.turn_scores`), which keeps it cheap.
     """
-    from analysis.views._tables import turn_scores  # _views imports Finding from here
+    from analysis._scores import turn_scores  # polars: only when some session's turns may tie
 
     ranges: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
     for j in judgments:

@@ -26,7 +26,6 @@ from ._sample import (
 )
 from ._trends import (
     DIMENSIONS as DIMENSIONS,
-    STEP_KEYS as STEP_KEYS,
     Dimension as Dimension,
     Shift as Shift,
     moved_most as moved_most,

@@ -32,10 +32,10 @@ from pydantic import BaseModel
 from analysis.index._build import shared_groups
 from analysis.index._read import IndexReader
 from analysis.index._rows import TABLES, load_rows
-from analysis.index._trends import STEP_COLUMNS, STEP_KEYS, Dimension, by_group
+from analysis.index._trends import STEP_COLUMNS, Dimension, by_group
 from analysis.ingest._loader import discover, load
 from analysis.judge._cost import UnitFigures
-from analysis.models import Condition, LoadResult, Session, ToolCatalog, TurnJudgment
+from analysis.models import STEP_KEYS, Condition, LoadResult, Session, ToolCatalog, TurnJudgment
 from analysis.render._judge_input import JudgeInput, RenderOptions, render_steps
 from analysis.render._steps import chosen_places, select_steps
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
-from analysis.models import TurnJudgment, step_item_id
+from analysis.models import STEP_KEYS, TurnJudgment, step_item_id
 from analysis.study._store import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
@@ -50,7 +50,6 @@ STEP_QUERY = (
 )
 JUDGMENT_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, judge, score
 FROM judgments WHERE condition = 'full' AND step_index IS NOT NULL"""
-STEP_KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
 _JUDGMENT_SCHEMA = pl.Schema(
     {
         "session_id": pl.String,

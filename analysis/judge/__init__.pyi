@@ -21,6 +21,7 @@ from ._results import (
     judge_name as judge_name,
     judge_names as judge_names,
     load_judgments as load_judgments,
+    majority_label as majority_label,
     merge_judgments as merge_judgments,
     of_judge as of_judge,
     several_judges as several_judges,

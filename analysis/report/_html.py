@@ -28,6 +28,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from analysis._format import cell, header, interval, share
+from analysis._scores import turn_scores
 from analysis.export._paths import without_home
 from analysis.findings._lint import Finding, findings_for_condition, lint
 from analysis.index._collection import Collection
@@ -61,7 +62,6 @@ from analysis.views._tables import (
     ablation_table,
     findings_frame,
     overview_of,
-    turn_scores,
     turn_table,
 )
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis._scores import judgments_frame, turn_scores
 from analysis.findings._lint import (
     SEVERITIES,
     Finding,
@@ -24,20 +25,12 @@ from analysis.findings._lint import (
     findings_for_turn,
     why_this_score,
 )
-from analysis.models import Condition, Session, TurnJudgment
+from analysis.models import STEP_KEYS, Condition, Session, StepKey, TurnJudgment
 from analysis.render._judge_input import CONDITIONS, render_call
 from analysis.render._steps import turn_steps
 from analysis.views._frames import turns_frame
-from analysis.views._tables import (
-    findings_frame,
-    judgments_frame,
-    turn_scores,
-    turn_verdicts,
-    with_verdict_kind,
-)
+from analysis.views._tables import findings_frame, turn_verdicts, with_verdict_kind
 
-STEP_KEYS = ["session_id", "turn_index", "step_index", "parent_call_id"]
-StepKey = tuple[str, int, int | None, str | None]
 VOTE_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
     "turn_index": pl.Int64,
