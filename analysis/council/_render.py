@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 import orjson
 
+from analysis._text import one_line
 from analysis.council._config import DEFAULT_BUDGET_CHARS as DEFAULT_BUDGET_CHARS
 from analysis.models import Session, ToolCall, Turn
 from analysis.render._judge_input import render_call
@@ -27,11 +28,6 @@ _SHORT_ASK_CHARS = 200
 _SAID_CHARS = 240
 _ENDING_CHARS = 600
 _ERROR_CHARS = 120
-
-
-def _shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 def _counts(names: Iterable[str]) -> str:
@@ -62,7 +58,7 @@ def _header(session: Session) -> str:
     sub = list(session.subagent_tool_calls())
     lines = [f"# Session {session.session_id}"]
     if session.title:
-        lines.append(f"Title: {_shorten(session.title, 200)}")
+        lines.append(f"Title: {one_line(session.title, 200)}")
     lines += [
         f"Turns: {len(session.turns)}. "
         f"Tool calls: {len(calls)} ({_counts(c.name for c in calls)}).",
@@ -81,9 +77,9 @@ def _said(turn: Turn) -> str:
 
 
 def _ask_lines(turn: Turn, limit: int) -> list[str]:
-    lines = [f"## Turn {turn.index}", f"User: {_shorten(turn.ask, limit) or '(no text)'}"]
+    lines = [f"## Turn {turn.index}", f"User: {one_line(turn.ask, limit) or '(no text)'}"]
     if turn.expanded_prompt:
-        lines.append(f"(the command expands to: {_shorten(turn.expanded_prompt, limit // 2)})")
+        lines.append(f"(the command expands to: {one_line(turn.expanded_prompt, limit // 2)})")
     return lines
 
 
@@ -104,7 +100,7 @@ def _detailed(turn: Turn, repeated: set[int]) -> str:
             if call.result is None:
                 outcome = "no result"
             elif call.result.is_error:
-                outcome = f"error: {_shorten(call.result.content, _ERROR_CHARS) or '(empty)'}"
+                outcome = f"error: {one_line(call.result.content, _ERROR_CHARS) or '(empty)'}"
             else:
                 outcome = "ok"
             line = f"  [step {step}] {render_call(call, _ARGUMENT_CHARS)} → {outcome}"
@@ -117,7 +113,7 @@ def _detailed(turn: Turn, repeated: set[int]) -> str:
         lines.append("  (no tool calls)")
     said = _said(turn)
     if said:
-        lines.append(f"Agent said: {_shorten(said, _SAID_CHARS)}")
+        lines.append(f"Agent said: {one_line(said, _SAID_CHARS)}")
     events = _events(turn)
     if events:
         lines.append(events)
@@ -160,7 +156,7 @@ def _ending(session: Session) -> str:
         )
     said = _said(last)
     if said:
-        lines.append(f"The agent's last words: {_shorten(said, _ENDING_CHARS)}")
+        lines.append(f"The agent's last words: {one_line(said, _ENDING_CHARS)}")
     return "\n".join(lines)
 
 

@@ -31,6 +31,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
+from analysis._otel_names import (
+    EVALUATION_EVENT,
+    EVALUATION_NAME,
+    PYDANTIC_AI_SCOPE,
+    TURN_EVENT,
+    WORKBENCH_SCOPE,
+)
 from analysis.models import (
     AssistantMessage,
     Session,
@@ -45,8 +52,6 @@ from analysis.models import (
 from analysis.render._judge_input import JudgeInput, RenderOptions, expansion_note, render_step
 from analysis.render._steps import find_step
 
-PYDANTIC_AI_SCOPE = "pydantic-ai"
-WORKBENCH_SCOPE = "tsq-workbench"
 AGENT_NAME = {"claude-code": "claude-code", "claude-code-legacy": "claude-code", "codex": "codex"}
 PROVIDER = {
     "claude-code": "anthropic",
@@ -54,9 +59,6 @@ PROVIDER = {
     "codex": "openai",
     "openai": "openai",
 }
-EVALUATION_EVENT = "gen_ai.evaluation.result"
-EVALUATION_NAME = "tool_selection_quality"
-TURN_EVENT = "tsq.turn.event"
 _JSON_ATTRIBUTES = (
     "gen_ai.input.messages",
     "gen_ai.output.messages",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, get_args
 
+from analysis._otel_names import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from analysis.catalog._live import tool_def_fields
 from analysis.ingest._context import ParseContext
 from analysis.ingest._jsonio import loads_bounded
@@ -519,7 +520,6 @@ class _Turn:
 
     def events(self) -> list[dict[str, Any]]:
         """Turn events (``tsq.turn.event``) and turn-level judgments from the root spans."""
-        from analysis.export._otlp import TURN_EVENT  # OpenTelemetry: only once OTLP is read
 
         events = []
         for root in self.roots:
@@ -545,7 +545,6 @@ class _Turn:
 
     def _judge(self, span: _Span, step: _Step) -> None:
         """Each ``tool_selection_quality`` evaluation event on ``span`` as a judgment."""
-        from analysis.export._otlp import EVALUATION_EVENT, EVALUATION_NAME  # see events()
 
         for event in span.events:
             name = event.attributes.get("gen_ai.evaluation.name")

@@ -19,6 +19,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, Field
 
+from analysis._text import one_line
 from analysis.catalog._menus import TurnCatalog, catalog_for_turn
 from analysis.models import (
     AssistantMessage,
@@ -117,16 +118,6 @@ class JudgeInput(BaseModel):
         return f"{self.menu_text()}\n{self.unit_text()}"
 
 
-def _shorten(text: str, limit: int) -> str:
-    """``text`` on one line, its runs of white space made one space, cut to ``limit``."""
-    if len(text) > 2 * limit + 2:  # a long text: its start, so made, is the start of the whole
-        head = " ".join(text[: 2 * limit + 2].split())
-        if len(head) > limit:
-            return f"{head[:limit]}…"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else f"{text[:limit]}…"
-
-
 def _value(value: Any, limit: int) -> str:
     rendered = json.dumps(value, ensure_ascii=False)
     if len(rendered) <= limit:
@@ -142,16 +133,16 @@ def render_call(call: ToolCall, argument_chars: int = DEFAULT_ARGUMENT_CHARS) ->
 
 def turn_summary(turn: Turn) -> str:
     """One earlier turn as the judge's prior context shows it."""
-    lines = [f"[turn {turn.index}] user: {_shorten(turn.ask, _LINE_CHARS)}"]
+    lines = [f"[turn {turn.index}] user: {one_line(turn.ask, _LINE_CHARS)}"]
     calls = [call.name for call in turn.tool_calls()]
     if calls:
         lines.append(f"  agent called: {', '.join(calls)}")
     said = next((m.text for m in reversed(turn.messages) if m.text), "")
     if said:
-        lines.append(f"  agent said: {_shorten(said, _LINE_CHARS)}")
+        lines.append(f"  agent said: {one_line(said, _LINE_CHARS)}")
     for event in turn.events:
         if event.kind == "compaction" and len(event.text) > 80:
-            lines.append(f"  compacted history: {_shorten(event.text, 2 * _LINE_CHARS)}")
+            lines.append(f"  compacted history: {one_line(event.text, 2 * _LINE_CHARS)}")
     return "\n".join(lines)
 
 
@@ -255,7 +246,7 @@ def _result_note(call: ToolCall, limit: int) -> str:
     if call.result is None:
         return " → (no result)"
     status = "error" if call.result.is_error else "ok"
-    return f" → {status}: {_shorten(call.result.content, limit) or '(empty)'}"
+    return f" → {status}: {one_line(call.result.content, limit) or '(empty)'}"
 
 
 def _step_summary(
@@ -263,7 +254,7 @@ def _step_summary(
 ) -> str:
     """One earlier step as the trajectory shows it: its text, calls (``calls``, rendered) and
     shortened results."""
-    lines = [f"[step {index}] {_shorten(message.text, 2 * _LINE_CHARS) if message.text else ''}"]
+    lines = [f"[step {index}] {one_line(message.text, 2 * _LINE_CHARS) if message.text else ''}"]
     limit = options.last_result_chars if newest else options.result_chars
     for call, rendered in zip(message.tool_calls, calls, strict=True):
         note = _result_note(call, limit)
