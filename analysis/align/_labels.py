@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
 
-from analysis.ingest._jsonio import first_error
+from analysis._jsonio import first_error
 from analysis.models import ParseIssue, step_item_id
 from analysis.study._labels import read_rows
 from analysis.study._store import AdjudicationStore, SplitAssignment, StepLabel

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.ingest._jsonio import read_json_document, timestamp
+from analysis._jsonio import read_json_document, timestamp
 from analysis.models import ParseIssue, Provenance, ToolCatalog, ToolDef
 
 

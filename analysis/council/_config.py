@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from analysis._jsonio import first_error
 from analysis._samples import sample_data_dir
-from analysis.ingest._jsonio import first_error
 from analysis.ingest._roots import inside_root
 from analysis.llm._config import KEY_ENVS, LLMError, ProviderName, needs_key, parse_model_name
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config

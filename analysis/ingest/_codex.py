@@ -22,9 +22,9 @@ from typing import Any
 
 import orjson
 
+from analysis._jsonio import iter_jsonl, timestamp
 from analysis.ingest._claude_code import result_text
 from analysis.ingest._context import ParseContext
-from analysis.ingest._jsonio import iter_jsonl, timestamp
 
 RECORD_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}

@@ -16,6 +16,13 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from analysis._jsonio import (
+    first_error,
+    iter_json_array,
+    iter_jsonl,
+    read_json_document,
+    without_bom,
+)
 from analysis.catalog._live import catalog_from_document, looks_like_catalog, read_catalog_file
 from analysis.ingest._claude_code import (
     SUBAGENTS_DIR,
@@ -25,13 +32,6 @@ from analysis.ingest._claude_code import (
 )
 from analysis.ingest._codex import looks_like_codex, parse_codex
 from analysis.ingest._context import DEFAULT_MAX_RESULT_CHARS, ParseContext
-from analysis.ingest._jsonio import (
-    first_error,
-    iter_json_array,
-    iter_jsonl,
-    read_json_document,
-    without_bom,
-)
 from analysis.ingest._openai import looks_like_trajectory, parse_trajectory
 from analysis.ingest._otlp import looks_like_otlp, parse_otlp
 from analysis.ingest._registered import registered

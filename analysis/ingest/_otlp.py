@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, get_args
 
+from analysis._jsonio import loads_bounded
 from analysis._otel_names import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from analysis.catalog._live import tool_def_fields
 from analysis.ingest._context import ParseContext
-from analysis.ingest._jsonio import loads_bounded
 from analysis.models import (
     CatalogBasis,
     EventKind,

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
-from analysis.ingest._jsonio import first_error
+from analysis._jsonio import first_error
 from analysis.models import TurnJudgment, Vote
 
 

@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from analysis.ingest._jsonio import first_error
+from analysis._jsonio import first_error
 from analysis.models import Condition
 from analysis.render._judge_input import DEFAULT_STEP_CHARS, RenderOptions
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from analysis.ingest._jsonio import first_error
+from analysis._jsonio import first_error
 from analysis.study._rules import (
     RULE_KINDS,
     HigherScore,

@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 import orjson
 import polars as pl
 
-from analysis.ingest._jsonio import iter_jsonl
+from analysis._jsonio import iter_jsonl
 from analysis.models import ParseIssue
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config
 

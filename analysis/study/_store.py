@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from analysis._jsonio import first_error
 from analysis._paths import data_dir
-from analysis.ingest._jsonio import first_error
 from analysis.models import ParseIssue
 from analysis.study._labels import read_rows
 
