@@ -232,7 +232,7 @@ class AlignOptions:
 
 def _check_cost(estimates: list[RunEstimate], options: AlignOptions) -> None:
     """Print the estimate (and stop, for --dry-run); refuse above --max-cost."""
-    from analysis.judge._cost import dollars
+    from analysis.llm import cost_refusal, dollars
 
     units = sum(e.units for e in estimates)
     requests = sum(e.requests for e in estimates)
@@ -246,12 +246,9 @@ def _check_cost(estimates: list[RunEstimate], options: AlignOptions) -> None:
     if options.dry_run:
         click.echo(words)
         sys.exit(0)
-    if options.max_cost is not None and units and (total is None or total > options.max_cost):
-        click.echo(
-            f"Not started: the estimated cost, {dollars(total)}, is above --max-cost "
-            f"${options.max_cost:,.2f} (see --dry-run).",
-            err=True,
-        )
+    refusal = cost_refusal(total, options.max_cost) if units else None
+    if refusal:
+        click.echo(refusal, err=True)
         sys.exit(EXIT_UNUSABLE)
 
 

@@ -567,9 +567,9 @@ def judge(
     from tqdm import tqdm
 
     from analysis.judge._chainpoll import JudgeError, judge_rendered  # the SDK: slow to import
-    from analysis.judge._cost import dollars
     from analysis.judge._plan import Choice
     from analysis.judge._results import merge_judgments
+    from analysis.llm import cost_refusal
     from analysis.render._judge_input import CONDITIONS
 
     if out is None and not dry_run:
@@ -614,15 +614,10 @@ def judge(
             return
         click.echo(f"Nothing to judge: no {unit} with a model response was found.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
-    if max_cost is not None:
-        expected = estimate.cost_batch_usd if batch else estimate.cost_cached_usd
-        if expected is None or expected > max_cost:
-            click.echo(
-                f"Not started: the estimated cost, {dollars(expected)}, is above --max-cost "
-                f"${max_cost:,.2f} (see --dry-run).",
-                err=True,
-            )
-            sys.exit(EXIT_NOTHING_LOADED)
+    expected = estimate.cost_batch_usd if batch else estimate.cost_cached_usd
+    if refusal := cost_refusal(expected, max_cost):
+        click.echo(refusal, err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
     config = spec.judge_config(
         concurrency=concurrency, cache_dir=Path(cache_dir) if cache_dir else None, timeout=timeout
     )
@@ -1223,8 +1218,8 @@ def council(
     from analysis.council._config import CouncilError, read_council_config
     from analysis.council._cost import council_estimate
     from analysis.council._run import run_council, write_council_labels  # the SDKs: slow
+    from analysis.llm import cost_refusal, dollars
     from analysis.llm._config import LLMError
-    from analysis.llm._cost import dollars
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")
@@ -1250,12 +1245,8 @@ def council(
             )
         click.echo(estimate.in_words())
         return
-    if max_cost is not None and (estimate.cost_usd is None or estimate.cost_usd > max_cost):
-        click.echo(
-            f"Not started: the estimated cost, {dollars(estimate.cost_usd)}, is above --max-cost "
-            f"${max_cost:,.2f} (see --dry-run).",
-            err=True,
-        )
+    if refusal := cost_refusal(estimate.cost_usd, max_cost):
+        click.echo(refusal, err=True)
         sys.exit(EXIT_NOTHING_LOADED)
     with tqdm(total=len(sessions), unit="session", disable=None, file=sys.stderr) as bar:
         try:

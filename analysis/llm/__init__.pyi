@@ -23,6 +23,7 @@ from ._config import (
 from ._cost import (
     RunStats as RunStats,
     Usage as Usage,
+    cost_refusal as cost_refusal,
     dollars as dollars,
     price_of as price_of,
 )

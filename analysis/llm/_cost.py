@@ -100,6 +100,17 @@ class RunStats(BaseModel):
         return cost * BATCH_DISCOUNT if self.batch else cost
 
 
+def cost_refusal(expected: float | None, cap: float | None) -> str | None:
+    """Why a run must not start under a ``--max-cost`` cap, in one sentence: its estimate is
+    above the cap, or unknown (no price for the model); None when it may (or has no cap)."""
+    if cap is None or (expected is not None and expected <= cap):
+        return None
+    return (
+        f"Not started: the estimated cost, {dollars(expected)}, is above --max-cost "
+        f"${cap:,.2f} (see --dry-run)."
+    )
+
+
 def dollars(value: float | None) -> str:
     """A cost in dollars (cents, or a tenth of a cent below one cent)."""
     if value is None:
