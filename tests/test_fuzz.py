@@ -1,8 +1,9 @@
 """Property-based fuzzing of every loader, from real transcripts and OTLP documents.
 
 Random truncations, byte flips, line deletions and duplications, and type swaps inside one
-JSON line: no exception may escape ``analysis.load``, and every tool call whose line was left
-untouched is still loaded.
+JSON line: no exception may escape ``analysis.load``, every tool call whose line was left
+untouched is still loaded, a damaged input never yields more calls than the whole one, and
+every issue names a file that was read.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ REAL = CORPUS / "claude-code" / "spotter" / "tool_heavy.jsonl"
 SHORT = CORPUS / "claude-code" / "claude-code-viewer" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
 OPENAI = SAMPLES / "transcripts" / "openai"
 
-pytestmark = pytest.mark.skipif(not REAL.is_file(), reason="../shared/corpus is not here")
+needs_corpus = pytest.mark.skipif(not REAL.is_file(), reason="../shared/corpus is not here")
+"""Only the tests that damage corpus transcripts; those of the samples run everywhere."""
 FUZZ = settings(
     max_examples=60,
     deadline=None,
@@ -39,6 +41,17 @@ def _otlp_document() -> bytes:
 
 def _call_ids(result: analysis.LoadResult) -> set[str]:
     return {call.id for session in result.sessions for call in session.tool_calls()}
+
+
+def _calls(result: analysis.LoadResult) -> int:
+    return sum(1 for session in result.sessions for _ in session.tool_calls())
+
+
+def _holds(damaged: analysis.LoadResult, whole: analysis.LoadResult, files: set[str]) -> None:
+    """What any damage leaves true: no more calls than the whole input had, and every issue
+    about one of the files read."""
+    assert _calls(damaged) <= _calls(whole)
+    assert {issue.file for issue in damaged.all_issues()} <= files
 
 
 def _line_call_ids(line: bytes) -> set[str]:
@@ -98,6 +111,7 @@ def _load(path: Path) -> analysis.LoadResult:
     return analysis.load([path])
 
 
+@needs_corpus
 @FUZZ
 @given(
     source=st.sampled_from([REAL, SHORT]),
@@ -119,6 +133,7 @@ def test_a_damaged_line_never_escapes_and_loses_only_itself(tmp_path_factory, so
     assert kept <= _call_ids(result)
 
 
+@needs_corpus
 @FUZZ
 @given(
     cut=st.floats(0, 1),
@@ -131,7 +146,9 @@ def test_a_damaged_whole_file_never_escapes(tmp_path_factory, cut, flips):
             damaged[int(where * (len(damaged) - 1))] = value
         path = tmp_path_factory.mktemp("fuzz") / name
         path.write_bytes(bytes(damaged))
-        _load(path)  # must not raise
+        whole = path.with_name(f"whole-{name}")
+        whole.write_bytes(data)
+        _holds(_load(path), _load(whole), {str(path)})  # and it must not raise
 
 
 @FUZZ
@@ -143,7 +160,9 @@ def test_type_swaps_inside_an_otlp_document_never_escape(tmp_path_factory, seed)
         document = _swap_types(document, rng)
     path = tmp_path_factory.mktemp("fuzz") / "trace.otlp.json"
     path.write_text(json.dumps(document))
-    _load(path)  # must not raise
+    whole = path.with_name("whole.otlp.json")
+    whole.write_bytes(_otlp_document())
+    _holds(_load(path), _load(whole), {str(path)})  # and it must not raise
 
 
 @FUZZ
@@ -157,4 +176,5 @@ def test_type_swaps_inside_an_openai_trajectory_never_escape(tmp_path_factory, s
             (folder / source.name).write_text(json.dumps(document))
         elif source.is_file():
             (folder / source.name).write_bytes(source.read_bytes())
-    _load(folder)  # must not raise
+    read = {str(path) for path in folder.iterdir()}
+    _holds(_load(folder), _load(OPENAI), read)  # and it must not raise
