@@ -22,9 +22,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# The edit loop: everything but the browser tests and the notebook runs.
+# The edit loop: everything but the browser tests, the notebook runs and the tests marked slow
+# (those of three seconds and more: many processes, subprocess CLIs, AppTest-heavy pages).
+# `make test` runs them all.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not browser and not notebooks"
+	$(BIN)/python -m pytest -m "not browser and not notebooks and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -48,6 +48,7 @@ def adjudicate(fake: FakeAnthropic, study: Path, db: Path, *extra: str, key: str
     )
 
 
+@pytest.mark.slow
 def test_every_open_disagreement_is_decided_by_the_rule_and_recorded(small_study, tmp_path):
     db = tmp_path / "decisions.sqlite"
     study = load_study(small_study)
@@ -91,6 +92,7 @@ def test_every_open_disagreement_is_decided_by_the_rule_and_recorded(small_study
     assert "call Bash({'command': 'tail -n 50 /var/log/export.log'})" in transcribed
 
 
+@pytest.mark.slow
 def test_departures_from_the_rule_are_visible(small_study, tmp_path):
     db = tmp_path / "decisions.sqlite"
     with FakeAnthropic() as fake:
@@ -105,6 +107,7 @@ def test_departures_from_the_rule_are_visible(small_study, tmp_path):
     assert sides["task_completed"]["followed_share"] == 1.0
 
 
+@pytest.mark.slow
 def test_failures_leave_disagreements_open_and_say_why(small_study, tmp_path):
     db = tmp_path / "decisions.sqlite"
     with FakeAnthropic() as fake:

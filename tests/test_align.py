@@ -322,6 +322,7 @@ def _align(tmp_path, *args: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_the_loop_prefers_the_spec_that_catches_more_and_reports_it_on_test(tmp_path, fake, specs):
     labels = ALIGNMENT / "labels.csv"
     report = _align(
@@ -384,6 +385,7 @@ def _people_majority(labels: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_the_loop_calls_a_tie_a_tie_on_few_labels(tmp_path, fake, specs):
     few = tmp_path / "few.csv"
     rows = list(csv.DictReader((ALIGNMENT / "labels.csv").open()))
@@ -411,6 +413,7 @@ def test_the_loop_calls_a_tie_a_tie_on_few_labels(tmp_path, fake, specs):
     assert dev_cmp["verdict"] == "no measurable difference"
 
 
+@pytest.mark.slow
 def test_examples_and_proposals_are_made_from_dev_steps_only(tmp_path, fake, specs):
     fake.script.answers["record_amendment"] = {
         "rules": [f"{RULE}, when the Grep tool is on the menu, is incorrect."],
@@ -466,6 +469,7 @@ def _default_store(tmp_path: Path) -> Path:
         del os.environ["TSQ_DATA_DIR"]
 
 
+@pytest.mark.slow
 def test_adopting_a_spec_is_recorded_and_rejudging_lists_changed_verdicts(tmp_path, fake, specs):
     db = tmp_path / "labels.sqlite"
     done = _tsq(
@@ -491,6 +495,7 @@ def test_adopting_a_spec_is_recorded_and_rejudging_lists_changed_verdicts(tmp_pa
     assert f"verdicts changed from earlier judges of the same steps: {greps}" in second.stdout
 
 
+@pytest.mark.slow
 def test_the_loop_on_real_sessions_with_labels_the_test_writes(tmp_path, corpus):
     """Real Claude Code sessions: people call every ``ls`` through Bash incorrect (use Glob);
     a spec whose rubric states that catches those steps, the built-in one passes them."""
@@ -600,6 +605,7 @@ def test_an_out_file_that_is_not_judgments_is_refused_before_any_request(tmp_pat
     assert fake.script.messages == []
 
 
+@pytest.mark.slow
 def test_a_cause_a_person_sets_replaces_the_suggested_one(tmp_path):
     db = tmp_path / "labels.sqlite"
     labels, _ = read_step_labels(ALIGNMENT / "labels.csv")

@@ -304,6 +304,7 @@ def test_transcript_html_is_shown_as_text(hostile_transcript):
     assert at.info[0].value.endswith("it has no step to judge.")  # it answered in words only
 
 
+@pytest.mark.slow
 def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, tmp_path):
     from fake_anthropic import API_KEY, FakeAnthropic
 

@@ -66,6 +66,7 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
     assert "Download these tables as a report (HTML)" in labels
 
 
+@pytest.mark.slow
 def test_pair_confusion_matrix_and_disagreement_drill_down():
     at = study_page("pages/agreement.py")
     pairs = at.dataframe[5].value

@@ -78,6 +78,7 @@ def test_next_unlabelled_step_opens_the_first_of_the_labelling_queue():
     assert place == (split[0].session_id, str(split[0].turn_index))
 
 
+@pytest.mark.slow
 def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals(tmp_path):
     """The page's figures against the ones computed here from the judgments file and the
     transcripts' own records (each turn of the sample is one response with one call)."""

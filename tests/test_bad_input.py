@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from records import assistant, result, two_turns, user
 
 import analysis
@@ -85,6 +86,7 @@ def test_missing_path_and_empty_file(tmp_path):
     assert [i.reason for i in loaded.issues] == ["no such file or folder", "is empty"]
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_and_no_traceback(tmp_path, write_jsonl):
     junk = tmp_path / "junk.jsonl"
     junk.write_bytes(b"\x00\x01 not json at all\n")

@@ -188,6 +188,7 @@ def _attributes(span) -> dict[str, str]:
     return {a.key: a.value.string_value for a in span.attributes}
 
 
+@pytest.mark.slow
 def test_install_hook_and_send_current_end_to_end(claude_home, tmp_path):
     """Install into a HOME whose settings already hold hooks; the hook records a startup and a
     resume; /tsq-send's live catalog (the example its command file gives) goes with the resumed

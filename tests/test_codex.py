@@ -130,6 +130,7 @@ def test_both_agents_load_side_by_side_and_say_which_wrote_each():
     assert formats["claude-code"] == len(analysis.load([claude]).sessions)
 
 
+@pytest.mark.slow
 def test_judge_lint_and_report_work_on_rollouts(tmp_path):
     """The first step after each ask, judged through the real SDK against the loopback server;
     lint finds no called built-in missing from the menus; the report names both sessions."""

@@ -187,6 +187,7 @@ def test_a_config_that_cannot_be_used_is_one_line(tmp_path: Any) -> None:
 # A run
 
 
+@pytest.mark.slow
 def test_the_council_labels_the_samples_and_tsq_agreement_reads_them(
     fake: Any, tmp_path: Any, sessions: list[analysis.Session], order: dict[str, int]
 ) -> None:
@@ -304,6 +305,7 @@ def test_dry_run_prints_the_estimate_and_makes_no_request(
     assert fake.requests_seen == 0
 
 
+@pytest.mark.slow
 def test_max_cost_refuses_above_the_estimate(
     fake: Any, tmp_path: Any, sessions: list[analysis.Session]
 ) -> None:

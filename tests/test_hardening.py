@@ -216,6 +216,7 @@ def _create_and_save(path: str, who: str, start: object) -> None:
     )
 
 
+@pytest.mark.slow
 def test_eight_processes_creating_one_new_store_at_once_lose_nothing(tmp_path):
     """Twelve rounds of eight processes creating the same new store and saving at once."""
     import multiprocessing

@@ -84,6 +84,7 @@ def test_tsq_help_loads_nothing_heavy(argv: list[str]) -> None:
     assert _heavy_loaded(code, ["tsq", *argv]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [True, False])
 def test_tsq_ingest_loads_nothing_heavy(as_json: bool, tmp_path: Path) -> None:
     """Reading every file, or an index with nothing new to write (writing one takes pyarrow,

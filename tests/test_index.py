@@ -127,6 +127,7 @@ def _tsq(*args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.5, 1.0, 2.0])
 def test_an_update_killed_half_way_is_never_read_as_complete_and_is_finished_next(tmp_path, delay):
     """Whenever the kill lands, the index is either refused as interrupted or, if the update
@@ -212,6 +213,7 @@ def tsq(*args: str) -> subprocess.CompletedProcess[str]:
     ],
     ids=["ingest", "lint", "lint-judgments"],
 )
+@pytest.mark.slow
 def test_a_command_through_the_index_prints_what_reading_every_file_prints(
     corpus, tmp_path, command
 ):

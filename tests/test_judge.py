@@ -76,6 +76,7 @@ def test_split_votes_score_between_zero_and_one(fake, tmp_path, bad_choices):
     assert (judgment.n_requested, judgment.n_valid, judgment.n_discarded) == (3, 3, 0)
 
 
+@pytest.mark.slow
 def test_overload_and_rate_limits_are_retried(fake, tmp_path, bad_choices):
     fake.script.faults = ["overloaded", "rate_limited", "server_error"]
     (judgment,), stats = run(
@@ -201,6 +202,7 @@ def test_cli_judge_ablation_writes_the_jsonl_contract(fake, tmp_path):
     assert {line["step_index"] for line in full} == {0}
 
 
+@pytest.mark.slow
 def test_cli_judge_bad_model_and_bad_key_are_one_sentence(fake, tmp_path):
     sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
     common = (
@@ -316,6 +318,7 @@ def test_dry_run_prints_the_estimate_and_makes_no_request(fake, tmp_path):
     assert "with --batch" not in openai.stdout
 
 
+@pytest.mark.slow
 def test_max_cost_refuses_above_the_estimate(fake, tmp_path):
     import re
 
@@ -356,6 +359,7 @@ def test_step_selection_first_and_seeded_sample(rich):
         analysis.select_steps(rich, "sample:0")
 
 
+@pytest.mark.slow
 def test_cli_judge_timeout_gives_up_with_one_sentence_saying_it_timed_out(fake, tmp_path):
     import json
 

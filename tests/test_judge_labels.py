@@ -81,6 +81,7 @@ def _save_labels(path: str, who: str, count: int) -> None:
         )
 
 
+@pytest.mark.slow
 def test_step_labels_round_trip_beside_decisions_and_four_processes_at_once(tmp_path):
     path = tmp_path / "store.sqlite"
     context = multiprocessing.get_context("spawn")

@@ -84,6 +84,7 @@ def test_prompt_parts_mark_the_cacheable_prefix(fake, tmp_path):
     assert "cache_control" not in second
 
 
+@pytest.mark.slow
 def test_429_529_and_500_are_retried_honouring_retry_after(fake, tmp_path):
     fake.script.faults = ["rate_limited", "overloaded", "server_error"]
     answer, stats = ask(settings(fake, tmp_path))

@@ -177,6 +177,7 @@ def test_prompt_parts_are_sent_as_one_message_and_cached_tokens_are_counted(fake
     assert stats.input_tokens + stats.cache_read_tokens == total
 
 
+@pytest.mark.slow
 def test_429_503_and_500_are_retried_honouring_retry_after(fake, tmp_path):
     fake.script.faults = ["rate_limited", "unavailable", "server_error"]
     answer, stats = ask(settings(fake, tmp_path))
@@ -440,6 +441,7 @@ def test_the_adjudicator_runs_on_an_openai_compatible_model(fake, tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_cli_judge_on_an_openai_model_writes_the_jsonl_contract(fake, tmp_path):
     out = tmp_path / "judgments.jsonl"
     sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
@@ -466,6 +468,7 @@ def test_cli_judge_on_an_openai_model_writes_the_jsonl_contract(fake, tmp_path):
     assert set(fake.script.keys) == {API_KEY}
 
 
+@pytest.mark.slow
 def test_cli_judge_unknown_provider_and_bad_key_are_one_sentence(fake, tmp_path):
     sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
     env = {key: value for key, value in os.environ.items() if key not in KEY_ENVS}

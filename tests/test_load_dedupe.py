@@ -167,6 +167,7 @@ def _write_resumed(spotter: Path, folder: Path) -> tuple[Path, list[str]]:
     return path, lines
 
 
+@pytest.mark.slow
 def test_a_resumed_session_counts_each_response_and_call_once(spotter, tmp_path):
     resumed, resumed_lines = _write_resumed(spotter, tmp_path)
     original = raw_records(spotter.read_text().splitlines())

@@ -171,6 +171,7 @@ def test_one_chat_span_per_response_in_order_with_its_own_model_and_id(corpus):
         assert len(set(starts)) == len(starts)  # a strict order, ties broken
 
 
+@pytest.mark.slow
 def test_chat_spans_match_the_otel_genai_schemas(exported, schemas):
     chats = [values(s["attributes"]) for _, s in spans_of(exported) if operation(s) == "chat"]
     assert len(chats) > 300

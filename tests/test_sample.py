@@ -115,6 +115,7 @@ def _keys(path: Path) -> set[tuple[object, ...]]:
     }
 
 
+@pytest.mark.slow
 def test_a_later_run_with_a_smaller_half_width_asks_only_the_new_steps(tmp_path):
     out, index = tmp_path / "judgments.jsonl", tmp_path / "index.duckdb"
     with FakeAnthropic() as fake:

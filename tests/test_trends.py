@@ -105,6 +105,7 @@ def test_judgments_given_instead_of_the_index_count_unscored_steps_apart(two_ver
         assert table[tool]["unjudged_share"] == pytest.approx(1 - len(scored) / len(keys))
 
 
+@pytest.mark.slow
 def test_a_change_between_versions_comes_with_its_interval(two_versions, tmp_path):
     index = tmp_path / "index.duckdb"
     update_index([two_versions], index)
@@ -274,6 +275,7 @@ def _trends_json(*args: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versions, tmp_path):
     """People's step labels go into the index from their store (read again when one is
     saved), and out with its Parquet: the judge's agreement with them per tool, with its
@@ -332,6 +334,7 @@ def test_a_file_that_is_not_a_label_store_is_one_sentence(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_two_agents_are_compared_with_their_interval(two_versions, tmp_path):
     """Claude Code sessions and Codex rollouts in one collection: TSQ, calls per turn and errors
     per agent, through the index (tsq trends --by agent) and in the report, against figures
