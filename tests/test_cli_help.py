@@ -20,7 +20,8 @@ WIDTH = 100
 
 
 def help_text(name: str) -> str:
-    result = CliRunner().invoke(cli, [*name.split()[1:], "--help"], terminal_width=WIDTH)
+    args = [*name.split()[1:], "--help"]
+    result = CliRunner().invoke(cli, args, prog_name="tsq", terminal_width=WIDTH)
     assert result.exit_code == 0, result.output
     return result.output
 
