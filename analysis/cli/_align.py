@@ -1,7 +1,7 @@
 """``tsq labels import`` and ``tsq align``: the printers and the flow over ``analysis.align``.
 
-Registered on the ``tsq`` group by ``analysis.cli``; like it, imports the analysis package
-only inside the commands.
+Registered on the ``tsq`` group by ``analysis.cli``; like every command, imports the analysis
+package only inside the commands.
 """
 
 from __future__ import annotations
@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING
 import click
 
 from analysis._format import interval, number, share
+from analysis.cli._common import (
+    _load_or_exit,
+    concurrency_option,
+    dry_run_option,
+    max_cost_option,
+    timeout_option,
+    vote_cache_option,
+)
 
 if TYPE_CHECKING:
     from analysis.align import AlignReport, Comparison, LabelSet, SpecScore
@@ -343,3 +351,125 @@ def record_causes(labels: str, settings: tuple[str, ...], by: str | None) -> Non
 
 def print_json(report: AlignReport) -> None:
     click.echo(json.dumps(report.model_dump(mode="json")))
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--labels",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="People's step labels: a label store (.sqlite) or a CSV/JSONL file.",
+)
+@click.option(
+    "--judge",
+    "judge_specs",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A judge spec (TOML); repeat to compare. Default: the built-in tsq-rubric/3.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test", "both"]),
+    default="both",
+    show_default=True,
+    help="dev: measure every spec on dev; test: on test; both: on dev, then the spec chosen "
+    "on dev (and the first spec) on test.",
+)
+@click.option("--propose", "propose_model", help="Model asked for a rubric amendment.")
+@click.option("--propose-base-url", help="Another endpoint of the --propose model's API.")
+@click.option(
+    "--examples",
+    type=click.IntRange(1, 20),
+    help="Make a spec with this many dev disagreements as worked examples.",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="Where specs made by --propose and --examples are written, each with its diff.",
+)
+@click.option(
+    "--test-share",
+    type=click.FloatRange(0.05, 0.95),
+    default=0.3,
+    show_default=True,
+    help="Share of new sessions put in the test split.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
+@click.option(
+    "--adopt",
+    "adopt_spec",
+    type=click.Path(dir_okay=False),
+    help="Record this spec as adopted in the label store, and stop.",
+)
+@click.option(
+    "--set-cause",
+    "set_causes",
+    multiple=True,
+    metavar="ITEM=CAUSE",
+    help="Record why the judge and people disagree on a step (menu_gap, context_gap, "
+    "rubric_gap, severity, human_error, judge_error); repeatable; then stop.",
+)
+@click.option("--by", help="Who adopts or sets a cause; default: the user name.")
+@dry_run_option
+@max_cost_option
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@vote_cache_option
+@concurrency_option
+@timeout_option
+def align(
+    paths: tuple[str, ...],
+    labels: str,
+    judge_specs: tuple[str, ...],
+    split: str,
+    propose_model: str | None,
+    propose_base_url: str | None,
+    examples: int | None,
+    out_dir: str,
+    test_share: float,
+    seed: int,
+    adopt_spec: str | None,
+    set_causes: tuple[str, ...],
+    by: str | None,
+    dry_run: bool,
+    max_cost: float | None,
+    as_json: bool,
+    cache_dir: str | None,
+    concurrency: int,
+    timeout: float,
+) -> None:
+    """Measure judge specs against people's step labels, compare them, and propose better ones.
+
+    PATHS hold the labelled sessions (and any judgments already made: a spec's judgments
+    found there are used, not asked again). Exit status: 0 done; 2 nothing to measure, a bad
+    option, spec or label file, the estimate above --max-cost, or a judge that cannot start.
+    """
+    if adopt_spec is not None:
+        adopt(labels, adopt_spec, by)
+        return
+    if set_causes:
+        record_causes(labels, set_causes, by)
+        return
+    if not paths:
+        raise click.UsageError("give the PATHS of the labelled sessions.")
+    specs = specs_or_exit(judge_specs)
+    label_set = load_label_set(labels, test_share, seed)
+    result = _load_or_exit(paths)
+    options = AlignOptions(
+        split=split,
+        propose=propose_model,
+        propose_base_url=propose_base_url,
+        examples=examples or 0,
+        out_dir=Path(out_dir),
+        dry_run=dry_run,
+        max_cost=max_cost,
+        as_json=as_json,
+        settings={
+            "concurrency": concurrency,
+            "timeout": timeout,
+            "cache_dir": Path(cache_dir) if cache_dir else None,
+        },
+    )
+    run(result, label_set, specs, options, labels)

@@ -1,0 +1,73 @@
+"""`tsq lint`: why a step scored what it did."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from analysis.cli._common import (
+    _issues_or_exit,
+    _judgments_or_exit,
+    _live_dump_or_exit,
+    _load_or_exit,
+    live_dump_option,
+)
+from analysis.cli._index import (
+    collection_or_exit,
+    index_path_option,
+    no_index_option,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--judgments", type=click.Path(dir_okay=False), help="JSONL from tsq judge.")
+@click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
+@live_dump_option
+@index_path_option
+@no_index_option
+def lint(
+    paths: tuple[str, ...],
+    judgments: str | None,
+    as_json: bool,
+    live_catalog: str | None,
+    index_path: str | None,
+    no_index: bool,
+) -> None:
+    """Explain suspicious scores: findings per step, turn and session, with stable codes.
+    The judgments are those found among PATHS and those of --judgments (which win), as in
+    tsq report and the workbench. Reads through the index (brought up to date first), unless
+    --no-index or --live-catalog; only the judged sessions are read again from their files."""
+    from analysis.findings._lint import lint as lint_sessions
+    from analysis.judge._results import merge_judgments
+
+    loaded = _judgments_or_exit(judgments)
+    if no_index or live_catalog is not None:
+        result = _load_or_exit(paths)
+        judged = merge_judgments(result.judgments, loaded)
+        findings = lint_sessions(result.sessions, judged, live=_live_dump_or_exit(live_catalog))
+    else:
+        collection = collection_or_exit(paths, index_path)
+        _issues_or_exit(collection.issues(), bool(collection.session_ids))
+        judged = merge_judgments(collection.judgments, loaded)
+        findings = collection.findings(frame=collection.findings_with(judged))
+    if as_json:
+        click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
+        return
+    for finding in findings:
+        where = "session" if finding.turn_index is None else f"turn {finding.turn_index}"
+        if finding.step_index is not None:
+            where += f" step {finding.step_index}"
+            if finding.parent_call_id:
+                where += f" (subagent of call {finding.parent_call_id})"
+        if finding.condition is not None:
+            where += f" [{finding.condition}]"
+        click.echo(f"{finding.session_id} {where} {finding.severity.upper()} {finding.code}")
+        click.echo(f"    {finding.message}")
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " found")
