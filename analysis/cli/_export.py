@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     from analysis.export._send import SendPreview
 
 
+riding_judgments_option = click.option(
+    "--judgments",
+    type=click.Path(dir_okay=False),
+    help="JSONL from tsq judge: full-condition judgments ride on the spans they judged.",
+)
+
+
 @click.command()
 @click.argument("paths", nargs=-1)
 @current_option
@@ -31,11 +38,7 @@ if TYPE_CHECKING:
     "--out", required=True, type=click.Path(dir_okay=False), help="OTLP/JSON file to write."
 )
 @live_dump_option
-@click.option(
-    "--judgments",
-    type=click.Path(dir_okay=False),
-    help="JSONL from tsq judge: full-condition judgments ride on the spans they judged.",
-)
+@riding_judgments_option
 def export(
     paths: tuple[str, ...],
     current: bool,
@@ -107,11 +110,7 @@ def _print_preview(preview: SendPreview, endpoint: str) -> None:
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds."
 )
 @live_dump_option
-@click.option(
-    "--judgments",
-    type=click.Path(dir_okay=False),
-    help="JSONL from tsq judge: full-condition judgments ride on the spans they judged.",
-)
+@riding_judgments_option
 def send_command(
     paths: tuple[str, ...],
     endpoint: str,
