@@ -171,16 +171,10 @@ class _RolloutBuilder:
         kind = item.get("type")
         if kind == "message":
             self._message(item, moment, line)
-        elif kind == "reasoning":
+        elif kind == "reasoning":  # its summary and text; an encrypted one still opens a response
             summary = _texts(item.get("summary"), ("summary_text",))
-            thinking = "\n".join(
-                t for t in (summary, _texts(item.get("content"), ("reasoning_text", "text"))) if t
-            )
-            if thinking:
-                message = self._response(moment, line)
-                message["thinking"] = "\n".join(t for t in (message["thinking"], thinking) if t)
-            else:
-                self._response(moment, line)
+            text = _texts(item.get("content"), ("reasoning_text", "text"))
+            _append(self._response(moment, line), "thinking", summary, text)
         elif kind in _CALLS:
             self._call(item, moment, line)
         elif kind in _OUTPUTS:
@@ -192,8 +186,7 @@ class _RolloutBuilder:
         role = item.get("role")
         if role == "assistant":
             text = _texts(item.get("content"), ("output_text", "text"))
-            message = self._response(moment, line)
-            message["text"] = "\n".join(t for t in (message["text"], text) if t)
+            _append(self._response(moment, line), "text", text)
         elif role == "user" and not self.user_events:
             text = _texts(item.get("content"), ("input_text", "text"))
             if not text.lstrip().startswith(_CONTEXT_PREFIXES):
@@ -332,6 +325,11 @@ class _RolloutBuilder:
         if self.contexts:
             self.session["metadata"]["turn_contexts"] = self.contexts
         return self.session
+
+
+def _append(message: dict[str, Any], field: str, *texts: str) -> None:
+    """Add ``texts`` (those not empty) to a response's ``text`` or ``thinking``, a line each."""
+    message[field] = "\n".join(t for t in (message[field], *texts) if t)
 
 
 def _output_text(output: Any) -> tuple[str, bool]:
