@@ -170,6 +170,20 @@ def test_callers_import_public_names_only(path: Path) -> None:
     assert _private_imports(path.read_text(encoding="utf-8")) == []
 
 
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "analysis" / "cli").glob("*.py")), ids=lambda p: p.name
+)
+def test_the_cli_imports_other_stages_public_names_only(path: Path) -> None:
+    """The commands reach the stages through their public names; only their own modules
+    (``analysis.cli._common``…) and the helpers below every stage (``analysis._format``) are
+    theirs to import privately."""
+    found = _private_imports(path.read_text(encoding="utf-8"))
+    below = [name.split(".")[1] for name in found]  # "cli", "_format", or a stage
+    assert [
+        n for n, part in zip(found, below, strict=True) if part[0] != "_" and part != "cli"
+    ] == []
+
+
 @pytest.mark.parametrize("notebook", sorted((REPO / "notebooks").glob("*.ipynb")), ids=str)
 def test_notebooks_import_public_names_only(notebook: Path) -> None:
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]

@@ -19,6 +19,7 @@ from ._loop import (
     SAMPLE_SPECS as SAMPLE_SPECS,
     AlignReport as AlignReport,
     Judging as Judging,
+    SplitChoice as SplitChoice,
     Tuning as Tuning,
     estimate as estimate,
     labelled_steps as labelled_steps,

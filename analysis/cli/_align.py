@@ -26,8 +26,7 @@ from analysis.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from analysis.align import AlignReport, Comparison, LabelSet, SpecScore
-    from analysis.align._loop import SplitChoice
+    from analysis.align import AlignReport, Comparison, LabelSet, SpecScore, SplitChoice
     from analysis.judge import JudgeSpec, RunEstimate
     from analysis.models import LoadResult, ParseIssue
     from analysis.study import AdjudicationStore, StepLabel

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from analysis.judge._spec import JudgeSpec
+    from analysis.judge import JudgeSpec
     from analysis.models import LoadResult, ParseIssue, ToolCatalog, TurnJudgment
     from analysis.study import AdjudicationStore, Study
 
@@ -38,8 +38,7 @@ def _load_or_exit(
 
     ``whole_results`` keeps tool results uncut (``tsq send``: secrets are removed before
     anything is cut, so no secret is left half visible to escape its rule)."""
-    from analysis.ingest._context import DEFAULT_MAX_RESULT_CHARS
-    from analysis.ingest._loader import load
+    from analysis.ingest import DEFAULT_MAX_RESULT_CHARS, load
 
     cut = None if whole_results else DEFAULT_MAX_RESULT_CHARS
     result = load(paths, catalog=catalog, max_result_chars=cut)
@@ -59,7 +58,7 @@ def _issues_or_exit(issues: list[ParseIssue], loaded: bool) -> None:
 def _live_dump_or_exit(path: str | None) -> ToolCatalog | None:
     if path is None:
         return None
-    from analysis.catalog._menus import load_live_dump
+    from analysis.catalog import load_live_dump
 
     live, issues = load_live_dump(path)
     for issue in issues:
@@ -147,7 +146,7 @@ judge_option = click.option(
 def _spec_or_exit(path: str | None, **overrides: object) -> JudgeSpec:
     """The spec of --judge (else the built-in one) with the options given over it; a spec
     that cannot be used is one sentence and exit 2."""
-    from analysis.judge._spec import JudgeSpecError, default_spec, read_spec
+    from analysis.judge import JudgeSpecError, default_spec, read_spec
 
     given = {name: value for name, value in overrides.items() if value is not None}
     if path is None and "model" not in given:
@@ -167,7 +166,7 @@ def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
     """Judgments from ``--judgments``; a file that cannot be used is one sentence and exit 2."""
     if path is None:
         return []
-    from analysis.judge._results import load_judgments
+    from analysis.judge import load_judgments
 
     try:
         return load_judgments(path)

@@ -66,11 +66,14 @@ def council(
 
     from tqdm import tqdm
 
-    from analysis.council._config import CouncilError, read_council_config
-    from analysis.council._cost import council_estimate
-    from analysis.council._run import run_council, write_council_labels  # the SDKs: slow
-    from analysis.llm import cost_refusal, dollars
-    from analysis.llm._config import LLMError
+    from analysis.council import (  # the SDKs: slow
+        CouncilError,
+        council_estimate,
+        read_council_config,
+        run_council,
+        write_council_labels,
+    )
+    from analysis.llm import LLMError, cost_refusal, dollars
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")

@@ -21,7 +21,7 @@ from analysis.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from analysis.export._send import SendPreview
+    from analysis.export import SendPreview
 
 
 riding_judgments_option = click.option(
@@ -48,7 +48,7 @@ def export(
 ) -> None:
     """Write sessions as OTLP/JSON traces (one trace per turn, one chat span per model
     response; OTel GenAI + Pydantic AI)."""
-    from analysis.export._otlp import export_counts, export_otlp_json  # OpenTelemetry: on use
+    from analysis.export import export_counts, export_otlp_json  # OpenTelemetry: on use
 
     result = _load_or_exit(_paths_or_current(paths, current))
     document = export_otlp_json(
@@ -124,7 +124,7 @@ def send_command(
     judgments: str | None,
 ) -> None:
     """Sanitize sessions and send them as OTLP traces, after showing what will leave."""
-    from analysis.export._send import prepare, send  # httpx, OpenTelemetry, detect-secrets
+    from analysis.export import prepare, send  # httpx, OpenTelemetry, detect-secrets
 
     headers = _headers(header_pairs)
     paths = _paths_or_current(paths, current)

@@ -19,7 +19,7 @@ from analysis.cli._index import (
 )
 
 if TYPE_CHECKING:
-    from analysis.ingest._report import IngestReport
+    from analysis.ingest import IngestReport
 
 
 def _print_report(report: IngestReport) -> None:
@@ -85,8 +85,7 @@ def ingest(
     if not paths:
         raise click.UsageError("give PATHS (or --formats).")
     if no_index or catalog is not None:
-        from analysis.ingest._loader import load
-        from analysis.ingest._report import ingest_report
+        from analysis.ingest import ingest_report, load
 
         report = ingest_report(load(paths, catalog=catalog))
     else:

@@ -30,14 +30,13 @@ from analysis.cli._index import (
 )
 
 if TYPE_CHECKING:
-    from analysis.judge._cost import RunEstimate, RunStats
-    from analysis.judge._plan import Choice, JudgePlan
-    from analysis.judge._spec import JudgeSpec
+    from analysis.judge import Choice, JudgePlan, JudgeSpec, RunEstimate
+    from analysis.llm import RunStats
     from analysis.models import Condition, ToolCatalog, TurnJudgment
 
 
 def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
-    from analysis.render._judge_input import CONDITIONS
+    from analysis.render import CONDITIONS
     from analysis.views import turn_scores
 
     for condition in CONDITIONS:
@@ -64,7 +63,7 @@ def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
 
 
 def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: int) -> None:
-    from analysis.judge._cost import dollars
+    from analysis.llm import dollars
 
     click.echo(
         f"{estimate.headline(unit, votes, conditions)} (from {estimate.sessions} "
@@ -194,11 +193,14 @@ def judge(
 
     from tqdm import tqdm
 
-    from analysis.judge._chainpoll import JudgeError, judge_rendered  # the SDK: slow to import
-    from analysis.judge._plan import Choice
-    from analysis.judge._results import merge_judgments
+    from analysis.judge import (  # the SDK: slow to import
+        Choice,
+        JudgeError,
+        judge_rendered,
+        merge_judgments,
+    )
     from analysis.llm import cost_refusal
-    from analysis.render._judge_input import CONDITIONS
+    from analysis.render import CONDITIONS
 
     if out is None and not dry_run:
         raise click.UsageError("--out is required (unless --dry-run).")
@@ -226,7 +228,7 @@ def judge(
     if through_index:
         plan = _indexed_plan(paths, index_path, spec, conditions, choice, live, in_out, dry_run)
     else:
-        from analysis.judge._plan import direct_plan
+        from analysis.judge import direct_plan
 
         plan = direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
     estimate = plan.estimate
@@ -279,7 +281,7 @@ def _check_choice(
     selection: str, sample_to: float | None, by: str | None, not_tool_steps: bool
 ) -> None:
     """--steps, --sample-to and --by that cannot go together are a usage error."""
-    from analysis.render._steps import parse_step_selection
+    from analysis.render import parse_step_selection
 
     try:
         parse_step_selection(selection)
@@ -305,7 +307,7 @@ def _indexed_plan(
 ) -> JudgePlan:
     """The run's plan through the index, brought up to date for PATHS first."""
     from analysis.index import IndexProblem, IndexReader
-    from analysis.judge._plan import indexed_plan
+    from analysis.judge import indexed_plan
 
     click.echo(update_or_exit(paths, index_path, None))
     try:
@@ -338,7 +340,7 @@ def _earlier_judgments(out: str | None) -> list[TurnJudgment]:
     that is not judgments is refused before anything is asked, rather than overwritten."""
     if out is None or not Path(out).is_file():
         return []
-    from analysis.judge._results import load_judgments
+    from analysis.judge import load_judgments
 
     try:
         return load_judgments(out)
@@ -353,7 +355,7 @@ def _earlier_judgments(out: str | None) -> list[TurnJudgment]:
 
 def _print_changed(earlier: list[TurnJudgment], judgments: list[TurnJudgment]) -> None:
     """The steps whose majority verdict differs from the earlier judgment of the same step."""
-    from analysis.judge._results import changed_verdicts
+    from analysis.judge import changed_verdicts
 
     if not earlier:
         return

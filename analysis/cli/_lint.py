@@ -43,8 +43,8 @@ def lint(
     The judgments are those found among PATHS and those of --judgments (which win), as in
     tsq report and the workbench. Reads through the index (brought up to date first), unless
     --no-index or --live-catalog; only the judged sessions are read again from their files."""
-    from analysis.findings._lint import lint as lint_sessions
-    from analysis.judge._results import merge_judgments
+    from analysis.findings import lint as lint_sessions
+    from analysis.judge import merge_judgments
 
     loaded = _judgments_or_exit(judgments)
     if no_index or live_catalog is not None:

@@ -78,9 +78,9 @@ def report(
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
     could be loaded or the judgments file or labels cannot be used.
     """
-    from analysis.judge._results import judge_names, merge_judgments, of_judge
-    from analysis.report._data import ReportData
-    from analysis.report._html import (  # Altair, vl-convert: on use
+    from analysis.judge import judge_names, merge_judgments, of_judge
+    from analysis.report import (  # Altair, vl-convert: on use
+        ReportData,
         build_report,
         report_findings,
         study_sections,

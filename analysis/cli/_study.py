@@ -65,7 +65,7 @@ def _print_agreement(report: AgreementReport, kinds: dict[str, str]) -> None:
 def _print_tables(tables: StudyTables) -> None:
     import polars as pl
 
-    from analysis.study._tables import TABLES
+    from analysis.study import TABLES
 
     counts = tables.sessions
     click.echo(
@@ -195,7 +195,7 @@ def adjudicate(
 
     from tqdm import tqdm
 
-    from analysis.judge._chainpoll import JudgeConfig, JudgeError
+    from analysis.judge import JudgeConfig, JudgeError
     from analysis.study import adjudicate_open  # the SDK is slow to import
 
     study = _study_or_exit(labels, config)

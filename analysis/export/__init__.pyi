@@ -3,6 +3,7 @@
 from ._otlp import (
     chat_attributes as chat_attributes,
     evaluation_attributes as evaluation_attributes,
+    export_counts as export_counts,
     export_otlp_json as export_otlp_json,
     export_request as export_request,
 )
@@ -14,5 +15,7 @@ from ._sanitize import (
     Sanitizer as Sanitizer,
 )
 from ._send import (
+    SendPreview as SendPreview,
     prepare as prepare,
+    send as send,
 )

@@ -1,6 +1,9 @@
 """Reading transcripts: format sniffing, JSON lines, Claude Code, Codex, OpenAI-format and OTLP
 files, and the ingest report."""
 
+from ._context import (
+    DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS,
+)
 from ._loader import (
     formats as formats,
     load as load,

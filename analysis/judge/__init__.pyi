@@ -13,11 +13,13 @@ from ._cost import (
 )
 from ._plan import (
     Choice as Choice,
+    JudgePlan as JudgePlan,
     direct_plan as direct_plan,
     indexed_plan as indexed_plan,
 )
 from ._results import (
     ExternalColumns as ExternalColumns,
+    changed_verdicts as changed_verdicts,
     judge_name as judge_name,
     judge_names as judge_names,
     load_judgments as load_judgments,

@@ -13,6 +13,7 @@ from ._judge_input import (
 )
 from ._steps import (
     Step as Step,
+    parse_step_selection as parse_step_selection,
     select_steps as select_steps,
     turn_steps as turn_steps,
 )

@@ -81,6 +81,7 @@ from ._study import (
     redundant_counts as redundant_counts,
 )
 from ._tables import (
+    TABLES as TABLES,
     StudyTables as StudyTables,
     study_tables as study_tables,
 )
