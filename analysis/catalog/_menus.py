@@ -65,15 +65,19 @@ def _builtin_defs(examined: str, agent: Agent) -> tuple[list[BuiltinTool], dict[
     return builtins, {tool.definition.name: _builtin_def(tool, curated, agent) for tool in builtins}
 
 
-def codex_baseline() -> ToolCatalog:
-    """The menu of a Codex rollout that names no known version: the built-ins of the newest
-    Codex version examined, as the judge sees them."""
-    newest = examined_versions("codex")[-1]
-    builtins, definitions = _builtin_defs(newest, "codex")
+def _codex_builtins(examined: str) -> ToolCatalog:
+    """Every built-in of an examined Codex version, as the judge sees them."""
+    builtins, definitions = _builtin_defs(examined, "codex")
     return ToolCatalog(
         tools=[definitions[tool.definition.name] for tool in builtins],
-        source=f"Codex {newest} built-ins",
+        source=f"Codex {examined} built-ins",
     )
+
+
+def codex_baseline() -> ToolCatalog:
+    """The menu of a Codex rollout that names no known version: the built-ins of the newest
+    Codex version examined."""
+    return _codex_builtins(examined_versions("codex")[-1])
 
 
 def reference_menu(session: Session, turn: Turn) -> ToolCatalog | None:
@@ -86,13 +90,7 @@ def reference_menu(session: Session, turn: Turn) -> ToolCatalog | None:
     if agent is None:
         return None
     examined = nearest_examined(turn.agent_version or session.agent_version or "", agent)
-    if examined is None:
-        return codex_baseline()
-    builtins, definitions = _builtin_defs(examined, agent)
-    return ToolCatalog(
-        tools=[definitions[tool.definition.name] for tool in builtins],
-        source=f"Codex {examined} built-ins",
-    )
+    return codex_baseline() if examined is None else _codex_builtins(examined)
 
 
 def load_live_dump(path: str | Path) -> tuple[ToolCatalog | None, list[ParseIssue]]:
