@@ -40,6 +40,7 @@ from .export import (
 from .findings import (
     CODES as CODES,
     Finding as Finding,
+    collect_findings as collect_findings,
     findings_for_step as findings_for_step,
     lint as lint,
     why_this_score as why_this_score,
@@ -63,6 +64,7 @@ from .judge import (
     read_spec as read_spec,
 )
 from .models import (
+    Judgment as Judgment,
     LoadResult as LoadResult,
     ParseIssue as ParseIssue,
     Session as Session,

@@ -1,13 +1,15 @@
-"""What a judged turn scores, from its judgments: the rule the findings, the views, the report
-and the CLI share, below all of them (it imports only the data model)."""
+"""What judgments score: a turn's TSQ, a score's majority, and which judge's judgments count.
+The rules the findings, the views, the index, the report and the CLI share, below all of them
+(it imports only the data model)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.models import TurnJudgment
+from analysis.models import Judgment
 
 JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
@@ -24,7 +26,7 @@ JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def judgments_frame(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def judgments_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
     rows = [
         {
             "session_id": j.session_id,
@@ -44,7 +46,7 @@ def judgments_frame(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=JUDGMENT_SCHEMA)
 
 
-def turn_scores(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def turn_scores(judgments: Sequence[Judgment]) -> pl.DataFrame:
     """One row per judged (session, turn, condition): the turn's TSQ and how its steps went.
 
     ``score`` is the mean of the turn's scored steps (subagents' steps included), or the
@@ -92,3 +94,45 @@ def turn_scores(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
         .join(worst, on=keys, how="left")
         .sort(keys)
     )
+
+
+def majority_label(score: float) -> str:
+    """The ChainPoll majority of a score: ``correct`` at 0.5 and above (a tie included)."""
+    return "correct" if score >= 0.5 else "incorrect"
+
+
+def judge_name(judgment: Judgment) -> str:
+    """Who gave a judgment: its spec's ``judge_id``, or (a file from before specs) its model."""
+    return judgment.judge_id or judgment.model
+
+
+def judge_names(judgments: Sequence[Judgment]) -> list[str]:
+    """The judges among ``judgments``, the one with most judgments first (then first seen)."""
+    counts = Counter(judge_name(j) for j in judgments)
+    return sorted(counts, key=lambda name: -counts[name])
+
+
+def of_judge(judgments: Sequence[Judgment], name: str | None = None) -> list[Judgment]:
+    """One judge's judgments per session, so that scores, tables and charts never mix two
+    judges on one step: ``name``'s everywhere, or (None, or a judge not among them) each
+    session's own judge, the one with most judgments in it; among equals the one seen last,
+    as the later of the files or runs given together is the newer word (a session judged again
+    on the Judge page shows the new judgments)."""
+    if name in judge_names(judgments):
+        return [j for j in judgments if judge_name(j) == name]
+    per_session: dict[str, Counter[str]] = {}
+    last_seen: dict[str, int] = {}
+    for position, j in enumerate(judgments):
+        per_session.setdefault(j.session_id, Counter())[judge_name(j)] += 1
+        last_seen[judge_name(j)] = position
+    chosen = {
+        session: max(counts, key=lambda judge: (counts[judge], last_seen[judge]))
+        for session, counts in per_session.items()
+    }
+    return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
+
+
+def several_judges(judgments: Sequence[Judgment]) -> bool:
+    """Whether some session was judged by more than one judge (so a choice is shown)."""
+    seen: dict[str, str] = {}
+    return any(seen.setdefault(j.session_id, judge_name(j)) != judge_name(j) for j in judgments)

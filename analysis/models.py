@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
+from analysis._renamed import renamed_attribute
+
 SessionFormat = Literal["claude-code", "claude-code-legacy", "codex", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace", "version", "snapshot", "observed"]
 CatalogBasis = Literal[
@@ -314,7 +316,7 @@ def verdict_of(score: float | None) -> Verdict:
     return "split"
 
 
-class TurnJudgment(_Model):
+class Judgment(_Model):
     """One judged step (or whole turn): the contract of each line of ``tsq judge --out``.
 
     A step row names its turn, its ``step_index`` and ``message_id``; a subagent's step also
@@ -377,7 +379,7 @@ class LoadResult(_Model):
 
     sessions: list[Session] = Field(default_factory=list)
     catalogs: list[ToolCatalog] = Field(default_factory=list)
-    judgments: list[TurnJudgment] = Field(default_factory=list)
+    judgments: list[Judgment] = Field(default_factory=list)
     """Judge results found among the inputs (``tsq judge --out`` files)."""
     issues: list[ParseIssue] = Field(default_factory=list)
     files_read: int = 0
@@ -387,3 +389,7 @@ class LoadResult(_Model):
 
 
 ToolCall.model_rebuild()
+
+
+def __getattr__(name: str) -> object:
+    return renamed_attribute(__name__, name, {"TurnJudgment": "analysis.models.Judgment"})

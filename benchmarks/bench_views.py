@@ -18,13 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 import analysis
-from analysis.models import AssistantMessage, Session, ToolCall, Turn, TurnJudgment, Vote
+from analysis.models import AssistantMessage, Judgment, Session, ToolCall, Turn, Vote
 from analysis.views import session_overview, turn_table
 
 
-def workspace(
-    sessions: int, turns: int, steps: int = 1
-) -> tuple[list[Session], list[TurnJudgment]]:
+def workspace(sessions: int, turns: int, steps: int = 1) -> tuple[list[Session], list[Judgment]]:
     built, judgments = [], []
     for s in range(sessions):
         session_turns = []
@@ -51,8 +49,8 @@ def workspace(
 
 def step_judgment(
     session_id: str, turn_index: int, step_index: int, message_id: str, votes: list[Vote]
-) -> TurnJudgment:
-    return TurnJudgment(
+) -> Judgment:
+    return Judgment(
         session_id=session_id,
         turn_index=turn_index,
         step_index=step_index,
@@ -93,9 +91,11 @@ def main() -> None:
     args = parser.parse_args()
     sessions, judgments = workspace(args.sessions, args.turns, args.steps)
     baseline = timed(lambda: analysis.turns_frame(sessions), args.repeat)
-    findings = analysis.lint(sessions, judgments)
+    findings = analysis.collect_findings(sessions, judgments)
     results = {
-        "diagnostics (per load)": timed(lambda: analysis.lint(sessions, judgments), args.repeat),
+        "findings (per load)": timed(
+            lambda: analysis.collect_findings(sessions, judgments), args.repeat
+        ),
         "session overview (per rerun)": timed(
             lambda: session_overview(sessions, judgments, findings), args.repeat
         ),

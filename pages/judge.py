@@ -138,10 +138,8 @@ elif st.button("Run the judge", disabled=not units, key="judge_run"):
         st.session_state[Key.JUDGE_RESULTS] = analysis.merge_judgments(
             st.session_state.get(Key.JUDGE_RESULTS, []), results
         )
-        st.success(
-            f"Judged {len(results)} {unit}s; {stats.cache_hits} votes from cache, "
-            f"{stats.cache_read_tokens:,} input tokens read from the prompt cache."
-        )
+        summary = analysis.judge.run_summary(results, stats)
+        st.success("  \n".join(inert(line) for line in summary))
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:

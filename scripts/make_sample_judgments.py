@@ -15,7 +15,7 @@ from pathlib import Path
 
 import analysis
 from analysis.judge import RUBRIC_VERSION, judgment
-from analysis.models import TurnJudgment, Vote
+from analysis.models import Judgment, Vote
 from analysis.render import CONDITIONS, JudgeInput, render_step, turn_steps
 
 OUT = Path(__file__).resolve().parents[1] / "sample_data" / "judgments"
@@ -50,7 +50,7 @@ def votes_for(rendered: JudgeInput, called: str) -> list[Vote]:
 
 def main() -> None:
     loaded = analysis.load([analysis.sample_data_dir() / "transcripts"])
-    lines: list[TurnJudgment] = []
+    lines: list[Judgment] = []
     for session in loaded.sessions:
         for turn in session.turns:
             for step in turn_steps(turn):

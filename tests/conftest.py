@@ -72,7 +72,7 @@ def loaded() -> tuple[Any, Any]:
     """The bundled sample data but its alignment set (tested in test_align.py), loaded and
     diagnosed once: (LoadResult, findings)."""
     result = analysis.load(SAMPLE_FOLDERS)
-    return result, analysis.lint(result.sessions, result.judgments)
+    return result, analysis.collect_findings(result.sessions, result.judgments)
 
 
 @pytest.fixture(scope="session")

@@ -320,7 +320,10 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
         assert at.caption[0].value.startswith("4 steps x 3 conditions x 3 votes = 36 requests")
         at.button(key="judge_run").click().run()
         assert not at.exception
-        assert "Judged 12 steps" in at.success[0].value
+        said = at.success[0].value.replace("\\", "")  # the page escapes Markdown
+        # The lines tsq judge prints: scores 1, 0, 0, 0 under full (asserted below).
+        assert "full: 4 steps in 4 turns, mean turn TSQ 0.25, 0 split votes, 0 unscored" in said
+        assert "36 votes asked, 0 from the vote cache" in said
         assert len(fake.script.messages) == 36
     fresh = at.session_state["judge_results"]
     assert sorted({j.condition for j in fresh}) == ["bare", "catalog_no_call", "full"]
@@ -589,7 +592,7 @@ def test_overview_leaves_the_council_study_to_the_agreement_page():
 def test_overview_error_filter_keeps_the_sessions_with_error_findings():
     folder = analysis.sample_data_dir()  # as a local folder: with the study's error-free sessions
     loaded = analysis.load([folder])
-    findings = analysis.lint(loaded.sessions, loaded.judgments)
+    findings = analysis.collect_findings(loaded.sessions, loaded.judgments)
     with_errors = {f.session_id for f in findings if f.severity == "error"}
     assert 0 < len(with_errors) < len(loaded.sessions)
     at = page("pages/overview.py", source="folder", folder=str(folder))

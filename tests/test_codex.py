@@ -159,7 +159,7 @@ def test_judge_lint_and_report_work_on_rollouts(tmp_path):
     assert all("exec_command" in prompt and "apply_patch" in prompt for prompt in prompts)
     assert not any("- Read:" in prompt for prompt in prompts)  # Codex's menu, not Claude Code's
 
-    findings = analysis.lint(sessions)
+    findings = analysis.collect_findings(sessions)
     assert not [f for f in findings if f.code == "CALLED_TOOL_NOT_IN_CATALOG"]
     html = analysis.build_report(analysis.load(ROLLOUTS), analysis.load([out]).judgments)
     assert all(session.session_id[:8] in html for session in sessions)

@@ -17,7 +17,7 @@ def test_the_corpus_and_the_samples_through_the_index_equal_loading_every_file(c
     paths = [str(corpus), str(SAMPLES)]
     collection = Collection(paths, tmp_path / "index.duckdb")
     loaded = analysis.load(paths)
-    findings = analysis.lint(loaded.sessions, loaded.judgments)
+    findings = analysis.collect_findings(loaded.sessions, loaded.judgments)
     assert loaded.judgments  # each part is exercised
     assert findings
     assert loaded.all_issues()

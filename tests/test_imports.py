@@ -13,6 +13,7 @@ import importlib
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,7 @@ def _stub_names(package: str) -> set[str]:
     }
 
 
+@pytest.mark.filterwarnings("ignore:.* is deprecated. use:DeprecationWarning")
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_lazy_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
@@ -204,3 +206,86 @@ def test_the_private_import_check_sees_every_form() -> None:
         "analysis.ingest._loader.load",
         "analysis.x._y",
     ]
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("analysis", "lint", "analysis.findings.collect_findings"),
+        ("analysis.findings", "lint", "analysis.findings.collect_findings"),
+        ("analysis", "TurnJudgment", "analysis.models.Judgment"),
+        ("analysis.models", "TurnJudgment", "analysis.models.Judgment"),
+        ("analysis.llm", "Usage", "analysis.llm.AnswerTokens"),
+        ("analysis.judge", "Choice", "analysis.index.Choice"),
+        ("analysis.judge", "direct_plan", "analysis.index.direct_plan"),
+    ],
+)
+def test_a_renamed_public_name_still_answers_with_a_deprecation_naming_the_new_one(
+    module, old, new
+):
+    # A fresh interpreter: a package caches a name once resolved, and warns on first use only.
+    check = (
+        f"import importlib, warnings; warnings.simplefilter('error'); "
+        f"m = importlib.import_module({module!r}); "
+        f"getattr(m, {old!r})"
+    )
+    run = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert f"DeprecationWarning: {old} is deprecated: use {new}" in run.stderr
+    package = importlib.import_module(module)
+    home, _, name = new.rpartition(".")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert getattr(package, old) is getattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError):
+        getattr(package, f"{old}_never_defined")
+
+
+def _stage_imports() -> dict[str, set[str]]:
+    """Which stages (subpackages of ``analysis``) each stage or base module imports, at any
+    depth of its code (function-level imports included)."""
+    imports: dict[str, set[str]] = {}
+    for path in sorted((REPO / "analysis").rglob("*.py")):
+        parts = path.relative_to(REPO / "analysis").parts
+        source = parts[0] if len(parts) > 1 else path.stem
+        found = imports.setdefault(source, set())
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = node.module.split(".")
+                if names[0] == "analysis" and len(names) > 1 and names[1] != source:
+                    found.add(names[1])
+    return imports
+
+
+def test_the_helpers_below_the_stages_import_no_stage():
+    stages = {p.name for p in (REPO / "analysis").iterdir() if (p / "__init__.py").exists()}
+    base = {
+        name: imported & stages
+        for name, imported in _stage_imports().items()
+        if name not in stages and name != "__main__"
+    }
+    assert "models" in base
+    assert "_scores" in base
+    assert {name: found for name, found in base.items() if found} == {}
+
+
+def test_the_stages_import_each_other_in_one_direction():
+    import graphlib
+
+    stages = {p.name for p in (REPO / "analysis").iterdir() if (p / "__init__.py").exists()}
+    graph = {
+        name: imported & stages for name, imported in _stage_imports().items() if name in stages
+    }
+    graphlib.TopologicalSorter(graph).prepare()  # a CycleError names the cycle
+
+    def reaches(stage: str) -> set[str]:
+        found, todo = set(), [stage]
+        while todo:
+            for below in graph[todo.pop()] - found:
+                found.add(below)
+                todo.append(below)
+        return found
+
+    assert reaches("ingest") == {"catalog", "claude"}  # reading needs no renderer or exporter
+    assert "index" not in reaches("judge")  # the index plans judge runs, not the other way
+    assert reaches("cli") == stages - {"cli"}

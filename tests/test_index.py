@@ -21,11 +21,11 @@ import analysis
 from analysis.index import IndexProblem, IndexReader, update_index
 
 
-def direct(paths: list[Path]) -> analysis.ingest._report.IngestReport:
+def direct(paths: list[Path]) -> analysis.ingest.IngestReport:
     return analysis.ingest_report(analysis.load(paths))
 
 
-def through(index: Path, paths: list[Path]) -> analysis.ingest._report.IngestReport:
+def through(index: Path, paths: list[Path]) -> analysis.ingest.IngestReport:
     with IndexReader(index) as reader:
         return reader.ingest_report(paths)
 

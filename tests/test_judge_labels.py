@@ -15,9 +15,9 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix,
 
 import analysis
 from analysis.cli import cli
-from analysis.findings import lint
+from analysis.findings import collect_findings
 from analysis.judge import load_judgments
-from analysis.models import TurnJudgment
+from analysis.models import Judgment
 from analysis.study import (
     TOOL_SELECTION,
     AdjudicationStore,
@@ -37,7 +37,7 @@ JUDGE = "illustrative (not a live model)"
 
 
 @pytest.fixture(scope="module")
-def sample_judgments() -> list[TurnJudgment]:
+def sample_judgments() -> list[Judgment]:
     return load_judgments(JUDGMENTS)
 
 
@@ -207,7 +207,7 @@ def test_tsq_agreement_compares_the_judge_with_stored_step_labels(tmp_path, samp
     assert "Give LABELS" in missing.output
 
 
-def _judged_by(judgments: list[TurnJudgment], model: str, session_id: str) -> list[TurnJudgment]:
+def _judged_by(judgments: list[Judgment], model: str, session_id: str) -> list[Judgment]:
     return [
         j.model_copy(update={"model": model})
         for j in judgments
@@ -220,16 +220,16 @@ def test_self_preference_is_a_finding_when_the_judge_is_of_the_agents_family(
 ):
     session = next(s for s in sample_workspace.sessions if s.session_id == RICH)
     assert session.format.startswith("claude-code")
-    by_claude = lint([session], _judged_by(sample_judgments, "claude-sonnet-4-5", RICH))
+    by_claude = collect_findings([session], _judged_by(sample_judgments, "claude-sonnet-4-5", RICH))
     found = [f for f in by_claude if f.code == "SELF_PREFERENCE"]
     assert len(found) == 1
     assert found[0].turn_index is None
     assert found[0].condition == "full"
     assert "claude-sonnet-4-5" in found[0].message
     assert "Claude judging Claude" in found[0].message
-    by_gpt = lint([session], _judged_by(sample_judgments, "gpt-4o", RICH))
+    by_gpt = collect_findings([session], _judged_by(sample_judgments, "gpt-4o", RICH))
     assert not [f for f in by_gpt if f.code == "SELF_PREFERENCE"]
-    illustrative = lint([session], _judged_by(sample_judgments, JUDGE, RICH))
+    illustrative = collect_findings([session], _judged_by(sample_judgments, JUDGE, RICH))
     assert not [f for f in illustrative if f.code == "SELF_PREFERENCE"]
 
 

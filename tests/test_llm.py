@@ -11,6 +11,7 @@ from fake_anthropic import API_KEY, FakeAnthropic
 from pydantic import BaseModel
 
 from analysis.llm import (
+    AnswerTokens,
     LLMClient,
     LLMConfig,
     LLMError,
@@ -19,7 +20,6 @@ from analysis.llm import (
     RunStats,
     StructuredRequest,
     TextPart,
-    Usage,
     tool_for,
 )
 
@@ -212,7 +212,7 @@ class EchoProvider:
     async def create(self, model, request, max_tokens):
         self.asked += 1
         value = {"value": len(str(request.prompt)), "why": model}
-        return Reply([value], Usage(input_tokens=10, output_tokens=2))
+        return Reply([value], AnswerTokens(input_tokens=10, output_tokens=2))
 
     async def run_batch(self, model, requests: Mapping[str, StructuredRequest], max_tokens, poll):
         return {

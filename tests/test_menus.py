@@ -81,7 +81,7 @@ def test_a_called_mcp_tool_is_on_the_menu_as_observed(tmp_path):
     step = analysis.turn_steps(session.turns[-1])[-1]
     rendered = analysis.render_step(session, session.turns[-1], step.index)
     assert "- mcp__github__create_issue: MCP tool 'create_issue'" in rendered.menu_text()
-    findings = analysis.lint([session])
+    findings = analysis.collect_findings([session])
     assert not [f for f in findings if "NOT_IN_CATALOG" in f.code or "MISSING" in f.code]
 
 
@@ -108,7 +108,9 @@ def test_an_unknown_version_falls_back_to_the_baseline(claude_code_sessions):
     absent = [name for name in called_tools(path) if name not in choice.catalog.names()]
     assert absent  # AskUserQuestion, ExitPlanMode: not among the baseline's ten
     (missing,) = [
-        f for f in analysis.lint([session]) if f.code == "USED_TOOLS_MISSING_FROM_CATALOG"
+        f
+        for f in analysis.collect_findings([session])
+        if f.code == "USED_TOOLS_MISSING_FROM_CATALOG"
     ]
     assert sorted(missing.message.split(": ", 1)[1].rstrip(".").split(", ")) == sorted(absent)
 

@@ -14,7 +14,7 @@ import pytest
 import analysis
 from analysis import render_step, turn_steps
 from analysis.export import export_otlp_json
-from analysis.models import TurnJudgment, Vote
+from analysis.models import Judgment, Vote
 
 SPECS = Path(__file__).resolve().parents[2] / "shared" / "specs" / "otel-genai"
 SPOTTER = "claude-code/spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -269,7 +269,7 @@ def _judgment(session, turn, step=None, parent=None, verdicts=("correct",), **ex
         "call_rendered": True,
         "context_chars": 0,
     }
-    return TurnJudgment(**{**fields, **extra})
+    return Judgment(**{**fields, **extra})
 
 
 def _events(document):
@@ -426,8 +426,8 @@ def test_cli_export_with_judgments_counts_steps_and_evaluations(tmp_path):
 
 
 def test_a_menu_read_back_from_a_trace_is_not_called_retroactive(originals, imported):
-    before = {(f.session_id, f.code) for f in analysis.lint(originals)}
-    after = {(f.session_id, f.code) for f in analysis.lint(list(imported.values()))}
+    before = {(f.session_id, f.code) for f in analysis.collect_findings(originals)}
+    after = {(f.session_id, f.code) for f in analysis.collect_findings(list(imported.values()))}
     assert not any(code == "RETROACTIVE_CATALOG" for _, code in after)
     assert not any(code == "NO_CATALOG" for _, code in after)  # the export carried the menu
     assert any(code == "NO_CATALOG" for _, code in before)

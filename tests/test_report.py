@@ -318,7 +318,7 @@ def test_worst_steps_are_listed_per_session(loaded, page):
 def test_turn_level_judgments_keep_the_ambiguous_turns(loaded):
     """A file judged turn by turn (``--unit turn``, or older): split turns, no step sections."""
     result, findings = loaded
-    first: dict[tuple, analysis.TurnJudgment] = {}
+    first: dict[tuple, analysis.Judgment] = {}
     for j in result.judgments:
         first.setdefault((j.session_id, j.turn_index, j.condition), j)
     whole_turns = [

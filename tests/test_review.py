@@ -10,12 +10,12 @@ from conftest import BAD, RICH
 
 import analysis
 from analysis import (
+    Judgment,
     Session,
     ToolCall,
     ToolCatalog,
     ToolDef,
     Turn,
-    TurnJudgment,
     Vote,
     render_call,
     turn_steps,
@@ -175,7 +175,7 @@ def test_review_queue_puts_split_votes_then_failures_first(loaded):
 
 def test_review_queue_without_judgments_ranks_by_findings(loaded):
     result, _ = loaded
-    findings = analysis.lint(result.sessions)
+    findings = analysis.collect_findings(result.sessions)
     queue = analysis.review_queue(result.sessions, [], findings, limit=None)
     assert set(queue["verdict_kind"]) == {"not judged"}
     errors = queue["errors"].to_list()
@@ -251,7 +251,7 @@ def step_judgment(session_id, step, verdicts, condition="full"):
         Vote(verdict=v, reasoning=f"{v}: step {step.index} of turn {step.turn.index}")
         for v in verdicts
     ]
-    return TurnJudgment(
+    return Judgment(
         session_id=session_id,
         turn_index=step.turn.index,
         step_index=step.index,
@@ -371,7 +371,7 @@ def test_ablation_steps_puts_each_condition_side_by_side(judged_steps):
 
 def test_turn_views_take_a_turns_score_as_the_mean_of_its_steps(judged_steps):
     sessions, _, judgments = judged_steps
-    findings = analysis.lint(sessions, judgments)
+    findings = analysis.collect_findings(sessions, judgments)
     overview = analysis.views.turns_overview(sessions, judgments, findings)
     means = turn_means(judgments, "full")
     judged = [row for row in overview.iter_rows(named=True) if row["verdict_kind"] != "not judged"]
@@ -415,7 +415,7 @@ def test_turn_views_take_a_turns_score_as_the_mean_of_its_steps(judged_steps):
 def test_explain_turns_explains_a_turn_by_its_worst_step(judged_steps):
     sessions, _, judgments = judged_steps
     session = next(s for s in sessions if len(s.turns) == 2)  # spotter/subagent.jsonl
-    findings = analysis.lint(sessions, judgments)
+    findings = analysis.collect_findings(sessions, judgments)
     for condition, votes, reason in (
         ("full", "0 of 3", "No finding: "),  # no catalog on the input is not why it scored so
         ("bare", "3 of 3", "UNIFORM_SESSION_SCORES: Every judged turn scored 1.0"),  # the why

@@ -18,16 +18,19 @@ from scipy.stats import norm
 
 import analysis
 from analysis.index import (
+    Choice,
     IndexReader,
     LoadedSteps,
     candidate_steps,
+    direct_plan,
     in_scope,
+    indexed_plan,
     step_scores,
     stratified_sample,
     trends,
     update_index,
 )
-from analysis.judge import Choice, default_spec, direct_plan, estimate_run, indexed_plan
+from analysis.judge import default_spec, estimate_run
 from analysis.models import STEP_KEYS
 
 CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus" / "claude-code"

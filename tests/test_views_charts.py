@@ -17,7 +17,7 @@ import analysis
 import analysis.study
 import analysis.views
 from analysis.findings import Finding
-from analysis.models import TurnJudgment, Vote
+from analysis.models import Judgment, Vote
 from analysis.views import (
     ablation_chart,
     ablation_table,
@@ -154,7 +154,7 @@ def tool_calling_responses(path):
 
 def step_judgment(session_id, turn, step, correct, message_id=None, call=None, condition="full"):
     verdicts = ["correct"] * correct + ["incorrect"] * (3 - correct)
-    return TurnJudgment(
+    return Judgment(
         session_id=session_id,
         turn_index=turn,
         step_index=step,

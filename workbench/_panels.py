@@ -82,7 +82,7 @@ def judge_input_panel(rendered: JudgeInput, called: list[str]) -> None:
     st.text(f"Cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "Nothing was cut.")
 
 
-def votes_side_by_side(judgment: analysis.TurnJudgment) -> None:
+def votes_side_by_side(judgment: analysis.Judgment) -> None:
     """Each judge's verdict and reasoning, in columns."""
     columns = st.columns(max(1, len(judgment.votes)))
     for number, (column, vote) in enumerate(zip(columns, judgment.votes, strict=False), start=1):

@@ -51,16 +51,16 @@ class Workspace:
     two judges never mix)."""
 
     collection: Collection
-    fresh: list[analysis.TurnJudgment]
+    fresh: list[analysis.Judgment]
     judge: str | None = None
 
     @cached_property
-    def all_judgments(self) -> list[analysis.TurnJudgment]:
+    def all_judgments(self) -> list[analysis.Judgment]:
         """Every judge's judgments: those found among the files, then this session's."""
         return analysis.merge_judgments(self.collection.judgments, self.fresh)
 
     @cached_property
-    def judgments(self) -> list[analysis.TurnJudgment]:
+    def judgments(self) -> list[analysis.Judgment]:
         return analysis.of_judge(self.all_judgments, self.judge)
 
     def session(self, session_id: str | None) -> analysis.Session | None:
@@ -73,11 +73,13 @@ class Workspace:
             return None
         judged = {j.session_id for j in self.fresh}
         sessions = [s for s in map(self.session, sorted(judged)) if s is not None]
-        return analysis.views.findings_frame(analysis.lint(sessions, self.all_judgments))
+        return analysis.views.findings_frame(
+            analysis.collect_findings(sessions, self.all_judgments)
+        )
 
     @cached_property
     def findings_frame(self) -> pl.DataFrame:
-        """Every finding (``analysis.lint`` of the sessions with their judgments)."""
+        """Every finding (``analysis.collect_findings`` of the sessions with their judgments)."""
         frame = self.collection.findings_frame
         fresh = self._fresh_findings
         if fresh is None:
@@ -87,7 +89,7 @@ class Workspace:
         return self.collection.in_session_order(pl.concat([kept, fresh]))
 
     def findings_of(self, session_id: str) -> list[analysis.Finding]:
-        """One session's findings, in ``analysis.lint``'s order."""
+        """One session's findings, in ``analysis.collect_findings``' order."""
         rows = self.findings_frame.filter(pl.col("session_id") == session_id)
         return [analysis.Finding.model_validate(row) for row in rows.iter_rows(named=True)]
 
@@ -202,7 +204,7 @@ def source_params(choice: str, typed: str) -> dict[str, str | None]:
 EACH_SESSIONS_JUDGE = "each session's own judge"
 
 
-def chosen_judge(judgments: list[analysis.TurnJudgment]) -> str | None:
+def chosen_judge(judgments: list[analysis.Judgment]) -> str | None:
     """Which judge's judgments the pages show, where a session was judged by several: a
     sidebar choice, kept for the browser session and in the URL (``?judge=``); by default
     each session's own judge (the one with most judgments in it)."""

@@ -194,7 +194,7 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
         )
 
 
-def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[str]]:
+def workspace_judgments() -> tuple[list[analysis.Judgment], list[str]]:
     """The judgments of the data source the other pages show (kept for this browser session),
     with the SELF_PREFERENCE warnings about them, without drawing its controls: the bundled
     sample or a local folder, plus judgments made on the Judge page. Uploaded files are per
@@ -202,7 +202,7 @@ def workspace_judgments() -> tuple[list[analysis.TurnJudgment], list[str]]:
     judge with people as a rater of its own)."""
     kept = (remembered(Kept.DATA_SOURCE, SOURCES[0]), remembered(Kept.DATA_FOLDER, ""))
     folders, root, _ = kept_folders(*kept)
-    fresh: list[analysis.TurnJudgment] = st.session_state.get(Key.JUDGE_RESULTS, [])
+    fresh: list[analysis.Judgment] = st.session_state.get(Key.JUDGE_RESULTS, [])
     if not folders:
         return fresh, []
     workspace = Workspace(collection_or_stop(folders, root, None), fresh)

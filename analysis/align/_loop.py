@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from analysis._scores import judge_name, majority_label
 from analysis.align._labels import LabelSet, Split
 from analysis.align._metrics import Comparison, SpecScore, compare, score_spec
 from analysis.align._tune import (
@@ -26,15 +27,14 @@ from analysis.align._tune import (
     proposal_request,
     require_dev,
 )
-from analysis.findings._lint import Finding
+from analysis.findings._finding import Finding
 from analysis.judge._chainpoll import judge_rendered
 from analysis.judge._cost import RunEstimate, estimate_run
-from analysis.judge._results import judge_name, majority_label
 from analysis.judge._spec import JudgeSpec
 from analysis.llm._client import open_client
 from analysis.llm._config import LLMConfig, LLMError
 from analysis.llm._cost import RunStats
-from analysis.models import Session, TurnJudgment, step_item_id
+from analysis.models import Judgment, Session, step_item_id
 from analysis.render._judge_input import JudgeInput, render_step
 from analysis.render._steps import select_steps
 from analysis.study._agreement import FieldAgreement, agreement_report
@@ -142,7 +142,7 @@ class Judging:
     """How the loop gets judgments: the judgments it already has (from files, or earlier
     runs in the vote cache) and the settings of new runs."""
 
-    known: list[TurnJudgment] = field(default_factory=list)
+    known: list[Judgment] = field(default_factory=list)
     settings: dict[str, object] = field(default_factory=dict)
     """JudgeConfig fields of the run's own (key, cache folder, timeout, concurrency)."""
     on_unit: Callable[[], None] | None = None
@@ -151,14 +151,14 @@ class Judging:
     runs: list[RunStats] = field(default_factory=list)
     """What each model run cost (one per spec judged, one per proposal)."""
 
-    def have(self, spec: JudgeSpec, units: dict[str, JudgeInput]) -> dict[str, TurnJudgment]:
+    def have(self, spec: JudgeSpec, units: dict[str, JudgeInput]) -> dict[str, Judgment]:
         return {
             j.item_id: j
             for j in self.known
             if judge_name(j) == spec.judge_id and j.item_id in units and j.unit == "step"
         }
 
-    def judge(self, spec: JudgeSpec, units: dict[str, JudgeInput]) -> dict[str, TurnJudgment]:
+    def judge(self, spec: JudgeSpec, units: dict[str, JudgeInput]) -> dict[str, Judgment]:
         """The spec's judgment of every unit: known ones reused, the rest asked."""
         have = self.have(spec, units)
         missing = [unit for item, unit in units.items() if item not in have]
@@ -206,7 +206,7 @@ def _score(
     split: str,
     items: Sequence[str],
     label_set: LabelSet,
-    got: dict[str, TurnJudgment],
+    got: dict[str, Judgment],
 ) -> SpecScore:
     scored = [item for item in items if item in got and got[item].score is not None]
     people = [label_set.refs[item].value or "" for item in scored]
@@ -222,7 +222,7 @@ def _compare(
     split: str,
     items: Sequence[str],
     label_set: LabelSet,
-    got: dict[str, dict[str, TurnJudgment]],
+    got: dict[str, dict[str, Judgment]],
 ) -> Comparison:
     first, second = got[a.judge_id], got[b.judge_id]
     both = [
@@ -303,10 +303,10 @@ def run_align(
     parts: list[Split] = ["test"] if split == "test" else ["dev"]
     items = {part: [i for i in label_set.items(part) if i in steps] for part in ("dev", "test")}
     all_specs = list(specs)
-    got: dict[str, dict[str, TurnJudgment]] = {}
+    got: dict[str, dict[str, Judgment]] = {}
     units: dict[str, dict[str, JudgeInput]] = {}
 
-    def measure(spec: JudgeSpec, part: Split) -> dict[str, TurnJudgment]:
+    def measure(spec: JudgeSpec, part: Split) -> dict[str, Judgment]:
         units.setdefault(spec.judge_id, {}).update(render_items(steps, items[part], spec))
         wanted = {i: units[spec.judge_id][i] for i in items[part] if i in units[spec.judge_id]}
         judged = judging.judge(spec, wanted)

@@ -15,12 +15,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from analysis._scores import judge_name, majority_label
 from analysis.align._labels import LabelSet
-from analysis.findings._lint import Finding
-from analysis.judge._results import judge_name, majority_label
+from analysis.findings._finding import Finding
 from analysis.judge._spec import JudgeExample, JudgeSpec
 from analysis.llm._request import StructuredRequest, tool_for
-from analysis.models import TurnJudgment, step_item_id
+from analysis.models import Judgment, step_item_id
 from analysis.render._judge_input import JudgeInput
 
 Cause = Literal["menu_gap", "context_gap", "rubric_gap", "severity", "human_error", "judge_error"]
@@ -105,14 +105,14 @@ def suggest_cause(
     return None, None
 
 
-def _reasoning(judgment: TurnJudgment) -> str:
+def _reasoning(judgment: Judgment) -> str:
     verdict = majority_label(judgment.score or 0.0)
     return next((v.reasoning for v in judgment.votes if v.verdict == verdict), "")
 
 
 def disagreements(
     label_set: LabelSet,
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     units: dict[str, JudgeInput],
     findings: Sequence[Finding] = (),
 ) -> list[Disagreement]:

@@ -270,7 +270,7 @@ def run(
     from tqdm import tqdm
 
     from analysis.align import Judging, Tuning, estimate, plan, run_align
-    from analysis.findings import lint
+    from analysis.findings import collect_findings
     from analysis.judge import JudgeError
     from analysis.llm import LLMConfig
 
@@ -302,7 +302,7 @@ def run(
                 judging,
                 split,
                 tuning,
-                lint(result.sessions),
+                collect_findings(result.sessions),
                 adopted,
             )
         except JudgeError as error:

@@ -11,7 +11,7 @@ import click
 
 if TYPE_CHECKING:
     from analysis.judge import JudgeSpec
-    from analysis.models import LoadResult, ParseIssue, ToolCatalog, TurnJudgment
+    from analysis.models import Judgment, LoadResult, ParseIssue, ToolCatalog
     from analysis.study import AdjudicationStore, Study
 
 # Every import of the analysis package (and of tqdm, polars, asyncio, sqlite3) is made by the
@@ -116,6 +116,12 @@ current_option = click.option(
 )
 
 
+def _require_out(out: str | None, dry_run: bool) -> None:
+    """A run that asks a model keeps what it got: ``--out`` is required unless it is a dry run."""
+    if out is None and not dry_run:
+        raise click.UsageError("--out is required (unless --dry-run).")
+
+
 def _paths_or_current(paths: tuple[str, ...], current: bool) -> tuple[str, ...]:
     if current == bool(paths):
         raise click.UsageError("give PATHS or --current.")
@@ -162,7 +168,7 @@ def _spec_or_exit(path: str | None, **overrides: object) -> JudgeSpec:
         sys.exit(EXIT_NOTHING_LOADED)
 
 
-def _judgments_or_exit(path: str | None) -> list[TurnJudgment]:
+def _judgments_or_exit(path: str | None) -> list[Judgment]:
     """Judgments from ``--judgments``; a file that cannot be used is one sentence and exit 2."""
     if path is None:
         return []

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from analysis.cli._common import (
     EXIT_NOTHING_LOADED,
     _load_or_exit,
+    _require_out,
     max_cost_option,
     timeout_option,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 @click.command()
@@ -75,8 +72,7 @@ def council(
     )
     from analysis.llm import LLMError, cost_refusal, dollars
 
-    if out is None and not dry_run:
-        raise click.UsageError("--out is required (unless --dry-run).")
+    _require_out(out, dry_run)
     if out is not None and Path(out).suffix not in (".csv", ".jsonl"):
         raise click.BadParameter("labels are written as .csv or .jsonl", param_hint="--out")
     try:

@@ -14,6 +14,7 @@ from analysis.cli._common import (
     _live_dump_or_exit,
     _load_or_exit,
     _paths_or_current,
+    _require_out,
     _spec_or_exit,
     concurrency_option,
     current_option,
@@ -30,36 +31,9 @@ from analysis.cli._index import (
 )
 
 if TYPE_CHECKING:
-    from analysis.judge import Choice, JudgePlan, JudgeSpec, RunEstimate
-    from analysis.llm import RunStats
-    from analysis.models import Condition, ToolCatalog, TurnJudgment
-
-
-def _judge_summary(judgments: list[TurnJudgment], stats: RunStats) -> None:
-    from analysis.render import CONDITIONS
-    from analysis.views import turn_scores
-
-    for condition in CONDITIONS:
-        rows = [j for j in judgments if j.condition == condition]
-        if not rows:
-            continue
-        scores = turn_scores(rows)
-        turn_tsq = scores["score"].drop_nulls().to_list()
-        mean = f"{sum(turn_tsq) / len(turn_tsq):.2f}" if turn_tsq else "n/a"
-        split = sum(j.verdict == "split" for j in rows)
-        unscored = sum(j.verdict == "unscored" for j in rows)
-        unit = "steps" if rows[0].unit == "step" else "turns"
-        click.echo(
-            f"{condition}: {len(rows)} {unit} in {len(scores)} turns, mean turn TSQ {mean}, "
-            f"{split} split votes, {unscored} unscored"
-        )
-    cost = f"${stats.cost_usd:.4f}" if stats.cost_usd is not None else "unknown cost"
-    click.echo(
-        f"{stats.votes_asked} votes asked, {stats.cache_hits} from the vote cache, "
-        f"{stats.http_requests} HTTP requests; tokens: {stats.input_tokens} input, "
-        f"{stats.cache_write_tokens} cache writes, {stats.cache_read_tokens} cache reads, "
-        f"{stats.output_tokens} output ({cost})"
-    )
+    from analysis.index import Choice, JudgePlan
+    from analysis.judge import JudgeSpec, RunEstimate
+    from analysis.models import Condition, Judgment, ToolCatalog
 
 
 def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: int) -> None:
@@ -193,17 +167,17 @@ def judge(
 
     from tqdm import tqdm
 
+    from analysis.index import Choice
     from analysis.judge import (  # the SDK: slow to import
-        Choice,
         JudgeError,
         judge_rendered,
         merge_judgments,
+        run_summary,
     )
     from analysis.llm import cost_refusal
     from analysis.render import CONDITIONS
 
-    if out is None and not dry_run:
-        raise click.UsageError("--out is required (unless --dry-run).")
+    _require_out(out, dry_run)
     paths = _paths_or_current(paths, current)
     _check_choice(selection, sample_to, by, unit == "turn" or text_steps)
     if no_index and index_path is not None:
@@ -228,7 +202,7 @@ def judge(
     if through_index:
         plan = _indexed_plan(paths, index_path, spec, conditions, choice, live, in_out, dry_run)
     else:
-        from analysis.judge import direct_plan
+        from analysis.index import direct_plan
 
         plan = direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
     estimate = plan.estimate
@@ -268,7 +242,8 @@ def judge(
         click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
     click.echo(f"judge: {spec.judge_id} ({spec.model}, {spec.votes} votes)")
-    _judge_summary(judgments, stats)
+    for line in run_summary(judgments, stats):
+        click.echo(line)
     _print_changed(earlier, judgments)
     kept = len(written) - len(judgments)
     click.echo(
@@ -302,12 +277,11 @@ def _indexed_plan(
     conditions: tuple[Condition, ...],
     choice: Choice,
     live: ToolCatalog | None,
-    in_out: list[TurnJudgment],
+    in_out: list[Judgment],
     dry_run: bool,
 ) -> JudgePlan:
     """The run's plan through the index, brought up to date for PATHS first."""
-    from analysis.index import IndexProblem, IndexReader
-    from analysis.judge import indexed_plan
+    from analysis.index import IndexProblem, IndexReader, indexed_plan
 
     click.echo(update_or_exit(paths, index_path, None))
     try:
@@ -335,7 +309,7 @@ def _print_sample(plan: JudgePlan, judge_id: str) -> None:
         )
 
 
-def _earlier_judgments(out: str | None) -> list[TurnJudgment]:
+def _earlier_judgments(out: str | None) -> list[Judgment]:
     """What --out holds before this run (kept, and compared with this run's verdicts). A file
     that is not judgments is refused before anything is asked, rather than overwritten."""
     if out is None or not Path(out).is_file():
@@ -353,7 +327,7 @@ def _earlier_judgments(out: str | None) -> list[TurnJudgment]:
         sys.exit(EXIT_NOTHING_LOADED)
 
 
-def _print_changed(earlier: list[TurnJudgment], judgments: list[TurnJudgment]) -> None:
+def _print_changed(earlier: list[Judgment], judgments: list[Judgment]) -> None:
     """The steps whose majority verdict differs from the earlier judgment of the same step."""
     from analysis.judge import changed_verdicts
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import click
 
@@ -19,9 +18,6 @@ from analysis.cli._index import (
     index_path_option,
     no_index_option,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 @click.command()
@@ -43,14 +39,14 @@ def lint(
     The judgments are those found among PATHS and those of --judgments (which win), as in
     tsq report and the workbench. Reads through the index (brought up to date first), unless
     --no-index or --live-catalog; only the judged sessions are read again from their files."""
-    from analysis.findings import lint as lint_sessions
+    from analysis.findings import collect_findings
     from analysis.judge import merge_judgments
 
     loaded = _judgments_or_exit(judgments)
     if no_index or live_catalog is not None:
         result = _load_or_exit(paths)
         judged = merge_judgments(result.judgments, loaded)
-        findings = lint_sessions(result.sessions, judged, live=_live_dump_or_exit(live_catalog))
+        findings = collect_findings(result.sessions, judged, live=_live_dump_or_exit(live_catalog))
     else:
         collection = collection_or_exit(paths, index_path)
         _issues_or_exit(collection.issues(), bool(collection.session_ids))

@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
+from analysis._call_text import expansion_note
 from analysis._otel_names import (
     EVALUATION_EVENT,
     EVALUATION_NAME,
@@ -40,16 +41,16 @@ from analysis._otel_names import (
 )
 from analysis.models import (
     AssistantMessage,
+    Judgment,
     Session,
     StepKey,
     SubagentRun,
     ToolCall,
     ToolCatalog,
     Turn,
-    TurnJudgment,
     Vote,
 )
-from analysis.render._judge_input import JudgeInput, RenderOptions, expansion_note, render_step
+from analysis.render._judge_input import JudgeInput, RenderOptions, render_step
 from analysis.render._steps import find_step
 
 AGENT_NAME = {"claude-code": "claude-code", "claude-code-legacy": "claude-code", "codex": "codex"}
@@ -293,7 +294,7 @@ def _majority_reasoning(votes: Sequence[Vote]) -> str | None:
     return next(vote.reasoning for vote in votes if vote.verdict == majority)
 
 
-def evaluation_attributes(judgment: TurnJudgment, message_id: str | None) -> dict[str, Any] | None:
+def evaluation_attributes(judgment: Judgment, message_id: str | None) -> dict[str, Any] | None:
     """The attributes of a judgment's ``gen_ai.evaluation.result`` event; None when unscored.
 
     ``message_id`` is the judged response's (None for a whole turn). The label is
@@ -354,7 +355,7 @@ class SpanBuilder:
         self,
         live: ToolCatalog | None = None,
         options: RenderOptions | None = None,
-        judgments: Iterable[TurnJudgment] = (),
+        judgments: Iterable[Judgment] = (),
     ):
         self.live = live
         self.options = options
@@ -483,7 +484,7 @@ def export_request(
     sessions: Iterable[Session],
     live: ToolCatalog | None = None,
     options: RenderOptions | None = None,
-    judgments: Iterable[TurnJudgment] = (),
+    judgments: Iterable[Judgment] = (),
 ) -> ExportTraceServiceRequest:
     """The OTLP request (protobuf message) for ``sessions``, with ``judgments`` attached."""
     builder = SpanBuilder(live, options, judgments)
@@ -552,6 +553,6 @@ def export_otlp_json(
     sessions: Iterable[Session],
     live: ToolCatalog | None = None,
     options: RenderOptions | None = None,
-    judgments: Iterable[TurnJudgment] = (),
+    judgments: Iterable[Judgment] = (),
 ) -> dict[str, Any]:
     return request_to_otlp_json(export_request(sessions, live, options, judgments))

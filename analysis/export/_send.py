@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from analysis.export._otlp import export_counts, export_request, request_to_otlp_json
 from analysis.export._sanitize import DEFAULT_MAX_CHARS, Sanitizer
-from analysis.models import Session, ToolCatalog, TurnJudgment
+from analysis.models import Judgment, Session, ToolCatalog
 
 PROTOBUF = "application/x-protobuf"
 
@@ -47,7 +47,7 @@ class SendOutcome(BaseModel):
     messages: list[str] = Field(default_factory=list)
 
 
-def _redacted(judgments: Iterable[TurnJudgment], sanitizer: Sanitizer) -> list[TurnJudgment]:
+def _redacted(judgments: Iterable[Judgment], sanitizer: Sanitizer) -> list[Judgment]:
     """The ``full`` judgments (the only ones exported), their reasoning redacted: a judge
     quotes the transcript it read."""
     return [
@@ -68,7 +68,7 @@ def prepare(
     sessions: Sequence[Session],
     live: ToolCatalog | None = None,
     max_chars: int | None = DEFAULT_MAX_CHARS,
-    judgments: Sequence[TurnJudgment] = (),
+    judgments: Sequence[Judgment] = (),
 ) -> tuple[list[PreparedSession], SendPreview]:
     """Sanitize and encode every session, with its judgments attached; nothing is sent here."""
     sanitizer = Sanitizer(max_chars)

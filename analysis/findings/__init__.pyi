@@ -1,17 +1,26 @@
 """Findings about what a judge saw (and what the input lacks), with stable codes."""
 
-from ._lint import (
+from ._collect import (
+    collect_findings as collect_findings,
+    lint as lint,
+)
+from ._explain import (
+    votes_in_words as votes_in_words,
+    why_this_score as why_this_score,
+)
+from ._finding import (
     CODES as CODES,
     Finding as Finding,
-    agent_families as agent_families,
     findings_for_condition as findings_for_condition,
     findings_for_step as findings_for_step,
     findings_for_turn as findings_for_turn,
     is_about_input as is_about_input,
+)
+from ._input import (
     is_context_dependent as is_context_dependent,
-    lint as lint,
     missing_from_menu as missing_from_menu,
+)
+from ._judgments import (
+    agent_families as agent_families,
     model_family as model_family,
-    votes_in_words as votes_in_words,
-    why_this_score as why_this_score,
 )

@@ -11,6 +11,12 @@ from ._build import (
 from ._collection import (
     Collection as Collection,
 )
+from ._plan import (
+    Choice as Choice,
+    JudgePlan as JudgePlan,
+    direct_plan as direct_plan,
+    indexed_plan as indexed_plan,
+)
 from ._read import (
     IndexReader as IndexReader,
     ParquetTables as ParquetTables,

@@ -15,7 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from analysis.findings._lint import Finding, lint
+from analysis.findings._collect import collect_findings
+from analysis.findings._finding import Finding
 from analysis.index._build import (
     IndexSummary,
     default_index_path,
@@ -25,7 +26,7 @@ from analysis.index._build import (
 )
 from analysis.index._read import IndexReader
 from analysis.ingest._loader import discover_resolved, load
-from analysis.models import ParseIssue, Session, TurnJudgment
+from analysis.models import Judgment, ParseIssue, Session
 from analysis.study._store import StepLabel
 from analysis.views._tables import FINDING_SCHEMA
 
@@ -105,7 +106,7 @@ class Collection:
             judged_in | {path for path, kind in kinds if kind == "judgments"},
             key=order.__getitem__,
         )
-        self.judgments: list[TurnJudgment] = (
+        self.judgments: list[Judgment] = (
             load([self._display[f] for f in judgment_files], root=self.root).judgments
             if judgment_files and with_judgments
             else []
@@ -187,17 +188,17 @@ class Collection:
         found = self.sessions_of(files)
         return next((s for s in found if s.session_id == session_id), None)
 
-    def findings_with(self, judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
-        """Every finding, as ``analysis.lint(sessions, judgments)`` gives them and in its order:
-        a session with judgments is linted again from its files with them; the others'
-        findings are the index's."""
+    def findings_with(self, judgments: Sequence[Judgment]) -> pl.DataFrame:
+        """Every finding, as ``analysis.collect_findings(sessions, judgments)`` gives them and
+        in its order: a session with judgments is examined again from its files with them; the
+        others' findings are the index's."""
         judged = {j.session_id for j in judgments}
         rows = self._rows.filter(pl.col("session_id").is_in(list(judged)))
         files = list(dict.fromkeys(rows["source_file"]))
         relinted: list[Finding] = []
         for start in range(0, len(files), GROUP_BATCH):
             sessions = self.sessions_of(files[start : start + GROUP_BATCH])
-            relinted += lint([s for s in sessions if s.session_id in judged], judgments)
+            relinted += collect_findings([s for s in sessions if s.session_id in judged], judgments)
         own = pl.DataFrame([f.model_dump() for f in relinted], schema=FINDING_SCHEMA)
         kept = self._input_findings.filter(~pl.col("session_id").is_in(list(judged)))
         both = pl.concat(
@@ -210,7 +211,7 @@ class Collection:
 
     def in_session_order(self, findings: pl.DataFrame) -> pl.DataFrame:
         """``findings`` session by session in the collection's order, each session's in the
-        order given: ``analysis.lint``'s order, whichever sessions were linted again."""
+        order given: ``collect_findings``' order, whichever sessions were linted again."""
         order = self._rows.select("session_id").unique(keep="first", maintain_order=True)
         return (
             findings.join(
@@ -251,7 +252,7 @@ class Collection:
     def step_scores(
         self,
         judge: str | None = None,
-        judgments: Sequence[TurnJudgment] | None = None,
+        judgments: Sequence[Judgment] | None = None,
         labels: Sequence[StepLabel] | None = None,
     ) -> pl.DataFrame:
         """Every step of the collection with its TSQ by one judge and the people's label, for

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.judge._cost import menu_digest
 from analysis.models import Session
+from analysis.render._figures import menu_digest
 from analysis.render._judge_input import render_steps
 from analysis.render._steps import select_steps
 

@@ -16,7 +16,7 @@ from analysis.index._build import (
 )
 from analysis.ingest._loader import discover_resolved
 from analysis.ingest._registered import registered
-from analysis.ingest._report import IngestReport, IngestTotals, SessionSummary, _sorted_counts
+from analysis.ingest._summary import IngestReport, IngestTotals, SessionSummary, sorted_counts
 from analysis.models import LoadResult, ParseIssue
 
 
@@ -92,8 +92,8 @@ class IndexReader:
                     format=fmt,
                     thread_id=registry.thread_of(session_id, source),
                     turns=turns,
-                    tool_calls=_sorted_counts(own),
-                    subagent_tool_calls=_sorted_counts(sub),
+                    tool_calls=sorted_counts(own),
+                    subagent_tool_calls=sorted_counts(sub),
                     issues=issues.get((file, session_id), []),
                 )
             )
@@ -102,8 +102,8 @@ class IndexReader:
             files=self.files_read(scope),
             sessions=len(summaries),
             turns=sum(s.turns for s in summaries),
-            tool_calls=_sorted_counts(all_calls),
-            subagent_tool_calls=_sorted_counts(all_subagent),
+            tool_calls=sorted_counts(all_calls),
+            subagent_tool_calls=sorted_counts(all_subagent),
             issues=len(file_issues) + sum(len(s.issues) for s in summaries),
             file_issues=file_issues,
         )

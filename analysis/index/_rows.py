@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from analysis.findings._lint import lint
+from analysis.findings._collect import collect_findings
 from analysis.index._inputs import INPUT_COLUMNS, input_rows
 from analysis.models import LoadResult, ParseIssue, Session
 from analysis.render._steps import select_steps
@@ -182,7 +182,7 @@ def _session_rows(
             }
         )
     _issue_rows(session.issues, source_file, session.session_id, rows)
-    for number, finding in enumerate(lint([session]) if with_findings else []):
+    for number, finding in enumerate(collect_findings([session]) if with_findings else []):
         rows["findings"].append(
             {"source_file": source_file, **finding.model_dump(exclude={"condition"})}
             | {"position": number}

@@ -34,8 +34,8 @@ from analysis.index._read import IndexReader
 from analysis.index._rows import TABLES, load_rows
 from analysis.index._trends import STEP_COLUMNS, Dimension, by_group
 from analysis.ingest._loader import discover, load
-from analysis.judge._cost import UnitFigures
-from analysis.models import STEP_KEYS, Condition, LoadResult, Session, ToolCatalog, TurnJudgment
+from analysis.models import STEP_KEYS, Condition, Judgment, LoadResult, Session, ToolCatalog
+from analysis.render._figures import UnitFigures
 from analysis.render._judge_input import JudgeInput, RenderOptions, render_steps
 from analysis.render._steps import chosen_places, select_steps
 
@@ -208,7 +208,7 @@ class LoadedSteps:
 
 
 def judged_in(
-    judgments: Iterable[TurnJudgment], judge: str, conditions: Iterable[str]
+    judgments: Iterable[Judgment], judge: str, conditions: Iterable[str]
 ) -> set[tuple[str, int, int, str | None]]:
     """The steps that ``judge`` (a ``judge_id``) judged in ``judgments`` under every one of
     ``conditions``."""

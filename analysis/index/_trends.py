@@ -23,9 +23,10 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
+from analysis._scores import majority_label
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
-from analysis.models import STEP_KEYS, TurnJudgment, step_item_id
+from analysis.models import STEP_KEYS, Judgment, step_item_id
 from analysis.study._store import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
@@ -70,7 +71,7 @@ def _frame(reader: IndexReader | ParquetTables | LoadedTables, query: str) -> pl
     return frame
 
 
-def _judgment_frame(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def _judgment_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
     rows = [
         (j.session_id, j.turn_index, j.step_index, j.parent_call_id, j.judge_id or j.model, j.score)
         for j in judgments
@@ -83,7 +84,7 @@ def step_scores(
     reader: IndexReader | ParquetTables | LoadedTables,
     judge: str | None = None,
     scope: Sequence[str] | None = None,
-    judgments: Sequence[TurnJudgment] | None = None,
+    judgments: Sequence[Judgment] | None = None,
     labels: Sequence[StepLabel] | None = None,
 ) -> pl.DataFrame:
     """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
@@ -180,8 +181,6 @@ def agreement(part: pl.DataFrame) -> dict[str, int | float | None]:
     """Of the scored steps people labelled: how many, and the share where the judge's majority
     (:func:`analysis.judge.majority_label`) is the people's, with its Wilson 95% interval."""
     from statsmodels.stats.proportion import proportion_confint
-
-    from analysis.judge._results import majority_label
 
     both = part.filter(pl.col("score").is_not_null() & pl.col("people").is_not_null())
     if not both.height:

@@ -9,14 +9,14 @@ from ._loader import (
     load as load,
     load_catalog as load_catalog,
 )
-from ._report import (
-    IngestReport as IngestReport,
-    ingest_report as ingest_report,
-)
 from ._roots import (
     OutsideRoot as OutsideRoot,
     confine as confine,
     inside_root as inside_root,
+)
+from ._summary import (
+    IngestReport as IngestReport,
+    ingest_report as ingest_report,
 )
 from ._uploads import (
     PrivateFolder as PrivateFolder,

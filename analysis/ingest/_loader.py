@@ -36,7 +36,7 @@ from analysis.ingest._openai import looks_like_trajectory, parse_trajectory
 from analysis.ingest._otlp import looks_like_otlp, parse_otlp
 from analysis.ingest._registered import registered
 from analysis.ingest._roots import OUTSIDE_REASON, inside_root
-from analysis.models import LoadResult, ParseIssue, Session, ToolCatalog, TurnJudgment
+from analysis.models import Judgment, LoadResult, ParseIssue, Session, ToolCatalog
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
 _SNIFF_LINES = 50
@@ -350,7 +350,7 @@ class _Loader:
     def _load_judgments(self, data: bytes, display: str) -> None:
         for line, record in iter_jsonl(data, display, self.result.issues):
             try:
-                self.result.judgments.append(TurnJudgment.model_validate(record))
+                self.result.judgments.append(Judgment.model_validate(record))
             except ValidationError as error:
                 self._issue(display, line, f"not a judgment ({first_error(error)})")
 

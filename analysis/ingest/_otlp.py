@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, get_args
 
+from analysis._call_text import EXPANSION_PREFIX, render_call
 from analysis._jsonio import loads_bounded
 from analysis._otel_names import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from analysis.catalog._live import tool_def_fields
@@ -28,13 +29,12 @@ from analysis.ingest._context import ParseContext
 from analysis.models import (
     CatalogBasis,
     EventKind,
+    Judgment,
     SessionFormat,
     SubagentSource,
     ToolCall,
-    TurnJudgment,
     Vote,
 )
-from analysis.render._judge_input import EXPANSION_PREFIX, render_call
 
 _OPENINFERENCE_INDEX = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
 _LAST = 1 << 62
@@ -370,7 +370,7 @@ class _Turn:
     ) -> None:
         self.session_id, self.index, self.context = session_id, index, context
         self.by_id = {span.span_id: span for span in spans if span.span_id}
-        self.judgments: list[TurnJudgment] = []
+        self.judgments: list[Judgment] = []
         self.catalogs: dict[int, list[dict[str, Any]] | None] = {}
         self.chats: dict[str, list[_Span]] = defaultdict(list)
         self.tools: dict[str, list[_Span]] = defaultdict(list)
@@ -562,12 +562,12 @@ class _Turn:
 
     def _judgment(
         self, attributes: dict[str, Any], score: float, span: _Span, step: _Step
-    ) -> TurnJudgment:
+    ) -> Judgment:
         explanation = attributes.get("gen_ai.evaluation.explanation")
         requested = _count(attributes.get("tsq.evaluation.votes.requested"))
         valid = min(_count(attributes.get("tsq.evaluation.votes.valid")), requested)
         catalog = self.catalog_of(span if step.index is not None else self.first_chat())
-        return TurnJudgment(
+        return Judgment(
             session_id=self.session_id,
             turn_index=self.index,
             step_index=step.index,
@@ -613,7 +613,7 @@ def _catalog_source(span: _Span, file: str) -> str:
 
 def _turn(
     spans: list[_Span], session_id: str, index: int, context: ParseContext
-) -> tuple[dict[str, Any], dict[str, Any] | None, list[TurnJudgment]]:
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[Judgment]]:
     """One trace as a turn, its catalog (if its first response carried one), its judgments."""
     built = _Turn(spans, session_id, index, context)
     ask, expanded = built.ask()
@@ -641,7 +641,7 @@ def _turn(
 
 def parse_otlp(
     document: dict[str, Any], context: ParseContext
-) -> tuple[list[dict[str, Any]], list[TurnJudgment]]:
+) -> tuple[list[dict[str, Any]], list[Judgment]]:
     """Sessions (as dicts ready for validation) and judgments from one OTLP/JSON document."""
     by_trace: dict[str, list[_Span]] = defaultdict(list)
     for span in _spans(document, context):

@@ -11,7 +11,7 @@ from ._cost import (
     RunEstimate as RunEstimate,
     estimate_run as estimate_run,
 )
-from ._plan import (
+from ._moved import (
     Choice as Choice,
     JudgePlan as JudgePlan,
     direct_plan as direct_plan,
@@ -41,4 +41,7 @@ from ._spec import (
     read_spec as read_spec,
     spec_from_text as spec_from_text,
     spec_toml as spec_toml,
+)
+from ._summary import (
+    run_summary as run_summary,
 )

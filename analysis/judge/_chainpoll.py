@@ -24,7 +24,7 @@ from analysis.llm._cache import default_cache_dir as default_cache_dir
 from analysis.llm._client import Answer, LLMClient, open_client
 from analysis.llm._config import DEFAULT_TIMEOUT, LLMConfig, LLMError, batch_unsupported
 from analysis.llm._cost import RunStats
-from analysis.models import TurnJudgment, Vote
+from analysis.models import Judgment, Vote
 from analysis.render._judge_input import JudgeInput
 
 JudgeError = LLMError
@@ -95,8 +95,8 @@ def judgment(
     reason: str | None,
     judge_id: str | None = None,
     rubric_version: str = RUBRIC_VERSION,
-) -> TurnJudgment:
-    return TurnJudgment(
+) -> Judgment:
+    return Judgment(
         session_id=rendered.session_id,
         turn_index=rendered.turn_index,
         step_index=rendered.step_index,
@@ -120,7 +120,7 @@ def judgment(
 
 def _from_answers(
     rendered: JudgeInput, answers: Sequence[Answer[Vote]], model: str, config: JudgeConfig
-) -> TurnJudgment:
+) -> Judgment:
     votes = [answer.value for answer in answers if answer.value is not None]
     reason = next((answer.failure for answer in answers if answer.failure), None)
     return judgment(
@@ -139,10 +139,10 @@ async def _judge_direct(
     config: JudgeConfig,
     client: LLMClient,
     on_turn: Callable[[], None] | None,
-) -> list[TurnJudgment]:
+) -> list[Judgment]:
     """Votes sent concurrently (up to ``concurrency`` in flight)."""
 
-    async def one(unit: JudgeInput) -> TurnJudgment:
+    async def one(unit: JudgeInput) -> Judgment:
         request = vote_request(unit, config.system)
         answers = await asyncio.gather(
             *(
@@ -159,7 +159,7 @@ async def _judge_direct(
 
 async def _judge_batch(
     turns: Sequence[JudgeInput], config: JudgeConfig, client: LLMClient
-) -> list[TurnJudgment]:
+) -> list[Judgment]:
     """The same votes as direct mode, asked through the Message Batches API in rounds:
     a malformed vote goes into the next round, up to ``attempts_per_vote`` rounds."""
     requests = [vote_request(turn, config.system) for turn in turns]
@@ -185,7 +185,7 @@ async def judge_rendered(
     config: JudgeConfig,
     on_turn: Callable[[], None] | None = None,
     batch: bool = False,
-) -> tuple[list[TurnJudgment], RunStats]:
+) -> tuple[list[Judgment], RunStats]:
     """Judge every rendered turn; results in the order given.
 
     Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -23,6 +21,7 @@ from analysis.llm._cost import (
     min_cached_tokens as min_cached_tokens,
     price_of as price_of,
 )
+from analysis.render._figures import UnitFigures, unit_figures
 from analysis.render._judge_input import JudgeInput
 
 CHARS_PER_TOKEN = 4
@@ -69,32 +68,6 @@ class RunEstimate(BaseModel):
             f"{CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output tokens "
             "a vote; votes already cached are not asked again."
         )
-
-
-class UnitFigures(NamedTuple):
-    """What the estimate needs of one rendered unit (the index keeps these per step)."""
-
-    session_id: str
-    menu_digest: str
-    """Tells distinct menus apart: each is a prompt-cache prefix of its own."""
-    menu_chars: int
-    unit_chars: int
-    tool_calls: int
-
-
-def menu_digest(menu: str) -> str:
-    return hashlib.blake2b(menu.encode(), digest_size=16).hexdigest()
-
-
-def unit_figures(unit: JudgeInput) -> UnitFigures:
-    menu = unit.menu_text()
-    return UnitFigures(
-        unit.session_id,
-        menu_digest(menu),
-        len(menu),
-        len(unit.unit_text()),
-        len(unit.rendered_calls),
-    )
 
 
 def estimate_run(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,7 +9,14 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from analysis._jsonio import first_error
-from analysis.models import TurnJudgment, Vote
+from analysis._scores import (
+    judge_name as judge_name,
+    judge_names as judge_names,
+    majority_label as majority_label,
+    of_judge as of_judge,
+    several_judges as several_judges,
+)
+from analysis.models import Judgment, Vote
 
 
 class ExternalColumns(BaseModel):
@@ -28,7 +34,7 @@ def load_judgments(
     path: str | Path,
     columns: ExternalColumns | None = None,
     span_turns: dict[str, tuple[str, int]] | None = None,
-) -> list[TurnJudgment]:
+) -> list[Judgment]:
     """Judgments from ``tsq judge --out`` JSONL, or (with ``columns``) from another platform's
     CSV or JSONL export; ``span_turns`` maps span ids to (session id, turn index)."""
     source = Path(path)
@@ -54,7 +60,7 @@ def load_judgments(
             ]
         )
         judgments.append(
-            TurnJudgment(
+            Judgment(
                 session_id=session_id,
                 turn_index=turn_index,
                 score=None if score is None else float(score),
@@ -74,23 +80,18 @@ def load_judgments(
     return judgments
 
 
-def merge_judgments(*groups: Sequence[TurnJudgment]) -> list[TurnJudgment]:
+def merge_judgments(*groups: Sequence[Judgment]) -> list[Judgment]:
     """One judgment per step (or turn), condition and judge, first seen first; a later
     group's wins. Judgments of different judges (``judge_id``) never replace each other.
 
     A file of ``tsq judge --out`` found among the inputs, then one given explicitly: the
     explicit one is the newer word on the same unit.
     """
-    merged: dict[tuple[str, int, int | None, str | None, str, str | None], TurnJudgment] = {}
+    merged: dict[tuple[str, int, int | None, str | None, str, str | None], Judgment] = {}
     for group in groups:
         for judgment in group:
             merged[judgment.key] = judgment
     return list(merged.values())
-
-
-def majority_label(score: float) -> str:
-    """The ChainPoll majority of a score: ``correct`` at 0.5 and above (a tie included)."""
-    return "correct" if score >= 0.5 else "incorrect"
 
 
 class VerdictChange(BaseModel):
@@ -105,11 +106,11 @@ class VerdictChange(BaseModel):
 
 
 def changed_verdicts(
-    earlier: Sequence[TurnJudgment], judgments: Sequence[TurnJudgment]
+    earlier: Sequence[Judgment], judgments: Sequence[Judgment]
 ) -> list[VerdictChange]:
     """Each scored judgment of ``judgments`` against every scored earlier judgment of the same
     step and condition by another judge, where their majority verdicts differ."""
-    before: dict[tuple[object, ...], list[TurnJudgment]] = {}
+    before: dict[tuple[object, ...], list[Judgment]] = {}
     for old in earlier:
         if old.score is not None:
             before.setdefault(old.key[:5], []).append(old)
@@ -131,51 +132,14 @@ def changed_verdicts(
     return changes
 
 
-def judge_name(judgment: TurnJudgment) -> str:
-    """Who gave a judgment: its spec's ``judge_id``, or (a file from before specs) its model."""
-    return judgment.judge_id or judgment.model
-
-
-def judge_names(judgments: Sequence[TurnJudgment]) -> list[str]:
-    """The judges among ``judgments``, the one with most judgments first (then first seen)."""
-    counts = Counter(judge_name(j) for j in judgments)
-    return sorted(counts, key=lambda name: -counts[name])
-
-
-def of_judge(judgments: Sequence[TurnJudgment], name: str | None = None) -> list[TurnJudgment]:
-    """One judge's judgments per session, so that scores, tables and charts never mix two
-    judges on one step: ``name``'s everywhere, or (None, or a judge not among them) each
-    session's own judge, the one with most judgments in it; among equals the one seen last,
-    as the later of the files or runs given together is the newer word (a session judged again
-    on the Judge page shows the new judgments)."""
-    if name in judge_names(judgments):
-        return [j for j in judgments if judge_name(j) == name]
-    per_session: dict[str, Counter[str]] = {}
-    last_seen: dict[str, int] = {}
-    for position, j in enumerate(judgments):
-        per_session.setdefault(j.session_id, Counter())[judge_name(j)] += 1
-        last_seen[judge_name(j)] = position
-    chosen = {
-        session: max(counts, key=lambda judge: (counts[judge], last_seen[judge]))
-        for session, counts in per_session.items()
-    }
-    return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
-
-
-def several_judges(judgments: Sequence[TurnJudgment]) -> bool:
-    """Whether some session was judged by more than one judge (so a choice is shown)."""
-    seen: dict[str, str] = {}
-    return any(seen.setdefault(j.session_id, judge_name(j)) != judge_name(j) for j in judgments)
-
-
-def _own_judgments(source: Path) -> list[TurnJudgment]:
+def _own_judgments(source: Path) -> list[Judgment]:
     """``tsq judge --out`` lines; a bad line raises ValueError naming the file and line."""
     judgments = []
     for number, line in enumerate(source.read_text().splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            judgments.append(TurnJudgment.model_validate_json(line))
+            judgments.append(Judgment.model_validate_json(line))
         except ValidationError as error:
             raise ValueError(f"{source}:{number}: not a judgment ({first_error(error)})") from None
     return judgments

@@ -21,6 +21,7 @@ from ._config import (
     parse_model_name as parse_model_name,
 )
 from ._cost import (
+    AnswerTokens as AnswerTokens,
     RunStats as RunStats,
     Usage as Usage,
     cost_refusal as cost_refusal,

@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 
 from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError
-from analysis.llm._cost import Usage
+from analysis.llm._cost import AnswerTokens
 from analysis.llm._provider import (
     ModelInfo,
     Rejected,
@@ -75,7 +75,7 @@ def _reply(message: Any, tool: str) -> Reply:
     usage = message.usage
     return Reply(
         inputs,
-        Usage(
+        AnswerTokens(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_write_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,

@@ -7,6 +7,8 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
+from analysis._renamed import renamed_attribute
+
 T = TypeVar("T")
 
 # USD per million tokens (input, output), published list prices, by the model id's family (the
@@ -57,7 +59,7 @@ def min_cached_tokens(model: str) -> int:
     return 2 * MIN_CACHED_TOKENS if "haiku" in model.lower() else MIN_CACHED_TOKENS
 
 
-class Usage(NamedTuple):
+class AnswerTokens(NamedTuple):
     """The tokens of one answer, whatever the provider calls them."""
 
     input_tokens: int = 0
@@ -82,7 +84,7 @@ class RunStats(BaseModel):
     model: str = ""
     batch: bool = False
 
-    def add_usage(self, usage: Usage) -> None:
+    def add_usage(self, usage: AnswerTokens) -> None:
         """Count one answer's tokens."""
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
@@ -116,3 +118,7 @@ def dollars(value: float | None) -> str:
     if value is None:
         return "unknown (no price for this model)"
     return f"${value:,.2f}" if value == 0 or value >= 0.01 else f"${value:.4f}"
+
+
+def __getattr__(name: str) -> object:
+    return renamed_attribute(__name__, name, {"Usage": "analysis.llm.AnswerTokens"})

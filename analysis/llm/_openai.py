@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import openai
 
 from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError, batch_unsupported, needs_key
-from analysis.llm._cost import Usage
+from analysis.llm._cost import AnswerTokens
 from analysis.llm._provider import (
     ModelInfo,
     Rejected,
@@ -113,7 +113,7 @@ def _reply(completion: Any, tool: str) -> Reply:
     cached = getattr(details, "cached_tokens", None) or 0
     return Reply(
         inputs,
-        Usage(
+        AnswerTokens(
             input_tokens=max(prompt - cached, 0),
             output_tokens=getattr(usage, "completion_tokens", None) or 0,
             cache_read_tokens=cached,

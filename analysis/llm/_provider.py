@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
-from analysis.llm._cost import Usage
+from analysis.llm._cost import AnswerTokens
 from analysis.llm._request import StructuredRequest
 
 
@@ -25,7 +25,7 @@ class Reply:
     """One answer: the inputs the model gave the forced tool (in order), and its tokens."""
 
     tool_inputs: list[dict[str, Any]] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
+    usage: AnswerTokens = field(default_factory=AnswerTokens)
 
 
 class ProviderFailure(Exception):

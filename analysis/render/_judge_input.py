@@ -15,10 +15,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, get_args
+from typing import get_args
 
 from pydantic import BaseModel, Field
 
+from analysis._call_text import (
+    DEFAULT_ARGUMENT_CHARS as DEFAULT_ARGUMENT_CHARS,
+    expansion_note,
+    render_call as render_call,
+)
 from analysis._text import one_line
 from analysis.catalog._menus import TurnCatalog, catalog_for_turn
 from analysis.models import (
@@ -36,7 +41,6 @@ from analysis.render._steps import Step, find_step, select_steps
 
 CONDITIONS: tuple[Condition, ...] = get_args(Condition)
 DEFAULT_CONTEXT_CHARS = 2000
-DEFAULT_ARGUMENT_CHARS = 200
 DEFAULT_STEP_CHARS = 12_000
 _LINE_CHARS = 160
 
@@ -118,19 +122,6 @@ class JudgeInput(BaseModel):
         return f"{self.menu_text()}\n{self.unit_text()}"
 
 
-def _value(value: Any, limit: int) -> str:
-    rendered = json.dumps(value, ensure_ascii=False)
-    if len(rendered) <= limit:
-        return rendered
-    return f"{rendered[:limit]}…[+{len(rendered) - limit} chars]"
-
-
-def render_call(call: ToolCall, argument_chars: int = DEFAULT_ARGUMENT_CHARS) -> str:
-    """``Name(arg=value, …)`` with JSON values; long values end in ``…[+N chars]``."""
-    arguments = ", ".join(f"{key}={_value(v, argument_chars)}" for key, v in call.input.items())
-    return f"{call.name}({arguments})"
-
-
 def turn_summary(turn: Turn) -> str:
     """One earlier turn as the judge's prior context shows it."""
     lines = [f"[turn {turn.index}] user: {one_line(turn.ask, _LINE_CHARS)}"]
@@ -160,13 +151,6 @@ def prior_context(session: Session, turn: Turn, budget: int) -> tuple[str, bool]
         kept.append(summary)
         used += len(summary) + 1
     return "\n".join(reversed(kept)), False
-
-
-EXPANSION_PREFIX = "(the command expands to: "
-
-
-def expansion_note(turn: Turn) -> str | None:
-    return f"{EXPANSION_PREFIX}{turn.expanded_prompt})" if turn.expanded_prompt else None
 
 
 def _ask(turn: Turn) -> str:

@@ -11,7 +11,7 @@ from functools import cached_property
 import polars as pl
 
 from analysis.index._collection import Collection
-from analysis.models import LoadResult, ParseIssue, Session, TurnJudgment
+from analysis.models import Judgment, LoadResult, ParseIssue, Session
 from analysis.views._frames import sessions_frame
 from analysis.views._tables import OVERVIEW_BASE, session_labels, session_names_of
 
@@ -28,7 +28,7 @@ class ReportData:
     files_read: int
     issues: list[ParseIssue]
     sessions: Callable[[Ids[str]], list[Session]]
-    steps: Callable[[Sequence[TurnJudgment]], pl.DataFrame]
+    steps: Callable[[Sequence[Judgment]], pl.DataFrame]
 
     @cached_property
     def names(self) -> dict[str, str]:
@@ -52,7 +52,7 @@ class ReportData:
         def sessions(ids: Ids[str]) -> list[Session]:
             return [s for s in result.sessions if s.session_id in ids]
 
-        def steps(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+        def steps(judgments: Sequence[Judgment]) -> pl.DataFrame:
             from analysis.index._read import LoadedTables
             from analysis.index._trends import step_scores
 

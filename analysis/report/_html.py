@@ -28,12 +28,12 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 from analysis._format import cell, header, interval, share
-from analysis._scores import turn_scores
+from analysis._scores import of_judge, turn_scores
 from analysis.export._paths import without_home
-from analysis.findings._lint import Finding, findings_for_condition, lint
+from analysis.findings._collect import collect_findings
+from analysis.findings._finding import Finding, findings_for_condition
 from analysis.index._collection import Collection
-from analysis.judge._results import of_judge
-from analysis.models import Condition, LoadResult, ParseIssue, Session, TurnJudgment
+from analysis.models import Condition, Judgment, LoadResult, ParseIssue, Session
 from analysis.report._data import ReportData
 from analysis.study._charts import (
     adjudication_load_chart,
@@ -49,7 +49,7 @@ from analysis.views._charts import (
     score_distribution_chart,
     turn_scores_chart,
 )
-from analysis.views._export import chart_spec, vega_javascript
+from analysis.views._images import chart_spec, vega_javascript
 from analysis.views._review import (
     ablation_steps,
     ambiguous_steps,
@@ -361,7 +361,7 @@ def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
 
 def _found_section(
     names: dict[str, str],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     overview: pl.DataFrame,
     condition: Condition,
@@ -492,7 +492,7 @@ def _glance_html(
 
 
 def _summary_section(
-    data: ReportData, judgments: Sequence[TurnJudgment], condition: Condition
+    data: ReportData, judgments: Sequence[Judgment], condition: Condition
 ) -> ReportSection:
     judged = [j for j in judgments if j.condition == condition]
     steps = sum(j.unit == "step" for j in judged)
@@ -546,9 +546,7 @@ def _sessions_section(
     )
 
 
-def _ablation_section(
-    judgments: Sequence[TurnJudgment], names: dict[str, str]
-) -> ReportSection | None:
+def _ablation_section(judgments: Sequence[Judgment], names: dict[str, str]) -> ReportSection | None:
     if len({j.condition for j in judgments}) < 2:
         return None
     by_session = len({j.session_id for j in judgments}) <= ABLATION_FACETS
@@ -566,7 +564,7 @@ def _ablation_section(
 
 
 def _ablation_steps_section(
-    sessions: Sequence[Session], judgments: Sequence[TurnJudgment], names: dict[str, str]
+    sessions: Sequence[Session], judgments: Sequence[Judgment], names: dict[str, str]
 ) -> ReportSection | None:
     steps = [j for j in judgments if j.unit == "step"]
     if len({j.condition for j in steps}) < 2:
@@ -583,7 +581,7 @@ def _ablation_steps_section(
 
 def _split_session_charts(
     judged_sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition,
     split: pl.DataFrame,
@@ -602,7 +600,7 @@ def _split_session_charts(
 
 def _ambiguous_sections(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition,
     names: dict[str, str],
@@ -654,7 +652,7 @@ def _ambiguous_sections(
 
 def _worst_steps_section(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     condition: Condition,
     names: dict[str, str],
 ) -> ReportSection | None:
@@ -793,7 +791,7 @@ def _issues_section(issues: Sequence[ParseIssue], show_paths: bool) -> ReportSec
 
 def report_sections(
     source: LoadResult | Collection | ReportData,
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
     extra_facts: Sequence[tuple[str, str]] = (),
@@ -831,18 +829,18 @@ def report_sections(
 
 
 def report_findings(
-    source: LoadResult | Collection, judgments: Sequence[TurnJudgment]
+    source: LoadResult | Collection, judgments: Sequence[Judgment]
 ) -> list[Finding]:
     """``analysis.lint`` of the sessions with ``judgments``: of a collection, only the judged
     sessions are read again from their files."""
     if isinstance(source, Collection):
         return source.findings(frame=source.findings_with(judgments))
-    return lint(source.sessions, judgments)
+    return collect_findings(source.sessions, judgments)
 
 
 def build_report(
     source: LoadResult | Collection,
-    judgments: Sequence[TurnJudgment] | None = None,
+    judgments: Sequence[Judgment] | None = None,
     findings: Sequence[Finding] | None = None,
     *,
     condition: Condition = "full",

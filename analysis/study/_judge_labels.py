@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from analysis._format import number, share
-from analysis.judge._results import judge_name, majority_label as majority_label
-from analysis.models import TurnJudgment, step_item_id as step_item_id
+from analysis._scores import judge_name, majority_label as majority_label
+from analysis.models import Judgment, step_item_id as step_item_id
 from analysis.study._agreement import PairAgreement
 from analysis.study._config import TOOL_SELECTION, with_tool_selection
 from analysis.study._labels import LabelSet
@@ -43,7 +43,7 @@ LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def judgment_labels(judgments: Iterable[TurnJudgment], rater: str | None = None) -> pl.DataFrame:
+def judgment_labels(judgments: Iterable[Judgment], rater: str | None = None) -> pl.DataFrame:
     """``tsq judge`` results as ``tool_selection`` labels: one row per scored ``full``
     judgment, rater the judge (its ``judge_id``, or its model in files from before judge
     specs; or ``rater``), kind ``llm``, with ``vote_fraction``."""
@@ -115,7 +115,7 @@ def merged_labels(*frames: pl.DataFrame) -> pl.DataFrame:
 
 
 def tool_selection_labels(
-    judgments: Iterable[TurnJudgment] = (),
+    judgments: Iterable[Judgment] = (),
     store: AdjudicationStore | None = None,
     labels: LabelSet | None = None,
 ) -> LabelSet:

@@ -8,14 +8,14 @@ from ._charts import (
     tool_usage_chart as tool_usage_chart,
     turn_scores_chart as turn_scores_chart,
 )
-from ._export import (
-    chart_to_png as chart_to_png,
-    chart_to_svg as chart_to_svg,
-)
 from ._frames import (
     sessions_frame as sessions_frame,
     tool_calls_frame as tool_calls_frame,
     turns_frame as turns_frame,
+)
+from ._images import (
+    chart_to_png as chart_to_png,
+    chart_to_svg as chart_to_svg,
 )
 from ._results import (
     ResultView as ResultView,

@@ -2,7 +2,7 @@
 ones, the ones to look at first.
 
 Scores come from one judge condition (``full`` by default). A turn's score is
-:func:`~analysis._views.turn_scores`' (the mean of its judged steps, or its turn-level
+:func:`~analysis._scores.turn_scores`' (the mean of its judged steps, or its turn-level
 judgment). Findings are those about the input plus those about judgments of that condition,
 so a finding about a ``bare`` judgment (a menu of one tool, by design of the ablation) does
 not send a turn up the review queue.
@@ -16,16 +16,16 @@ from typing import Any
 import polars as pl
 
 from analysis._scores import judgments_frame, turn_scores
-from analysis.findings._lint import (
+from analysis.findings._explain import why_this_score
+from analysis.findings._finding import (
     SEVERITIES,
     Finding,
     finding_scope,
     findings_for_condition,
     findings_for_step,
     findings_for_turn,
-    why_this_score,
 )
-from analysis.models import STEP_KEYS, Condition, Session, StepKey, TurnJudgment
+from analysis.models import STEP_KEYS, Condition, Judgment, Session, StepKey
 from analysis.render._judge_input import CONDITIONS, render_call
 from analysis.render._steps import turn_steps
 from analysis.views._frames import turns_frame
@@ -69,7 +69,7 @@ ARGUMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 }
 
 
-def _step_key(judgment: TurnJudgment) -> StepKey:
+def _step_key(judgment: Judgment) -> StepKey:
     return (judgment.session_id, judgment.turn_index, judgment.step_index, judgment.parent_call_id)
 
 
@@ -104,11 +104,11 @@ def _judged_steps(sessions: Sequence[Session], keys: Iterable[StepKey]) -> pl.Da
     return pl.DataFrame(rows, schema=STEP_SCHEMA)
 
 
-def _first_reasoning(judgment: TurnJudgment, verdict: str) -> str | None:
+def _first_reasoning(judgment: Judgment, verdict: str) -> str | None:
     return next((v.reasoning for v in judgment.votes if v.verdict == verdict), None)
 
 
-def _arguments(judgments: Iterable[TurnJudgment]) -> pl.DataFrame:
+def _arguments(judgments: Iterable[Judgment]) -> pl.DataFrame:
     """One judge's argument from each side, per judged step (or turn: ``step_index`` null)."""
     return pl.DataFrame(
         [
@@ -128,7 +128,7 @@ def _arguments(judgments: Iterable[TurnJudgment]) -> pl.DataFrame:
 
 def turns_overview(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
@@ -185,12 +185,12 @@ def turns_overview(
 
 def ambiguous_turns(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     condition: Condition = "full",
 ) -> pl.DataFrame:
     """Split-vote turns: the ask, the choice, and one argument from each side (of the turn's
     judgment, or of its first split step)."""
-    first_split: dict[tuple[str, int], TurnJudgment] = {}
+    first_split: dict[tuple[str, int], Judgment] = {}
     for judgment in judgments:
         if judgment.condition == condition and judgment.verdict == "split":
             first_split.setdefault((judgment.session_id, judgment.turn_index), judgment)
@@ -215,13 +215,13 @@ def ambiguous_turns(
     )
 
 
-def _step_rows(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def _step_rows(judgments: Sequence[Judgment]) -> pl.DataFrame:
     """Step judgments as rows with ``verdict_kind`` and ``votes_label`` ("2 of 3 judges")."""
     return with_verdict_kind(judgments_frame(judgments))
 
 
 def _with_details(
-    sessions: Sequence[Session], rows: pl.DataFrame, judgments: Sequence[TurnJudgment]
+    sessions: Sequence[Session], rows: pl.DataFrame, judgments: Sequence[Judgment]
 ) -> pl.DataFrame:
     """``rows`` (one per judged step) with the step's ask, tools, calls and both arguments."""
     keys = set(rows.select(STEP_KEYS).iter_rows())
@@ -244,7 +244,7 @@ def _step_order() -> list[pl.Expr]:
 
 def ambiguous_steps(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     condition: Condition = "full",
 ) -> pl.DataFrame:
     """Split-vote steps (0 < score < 1): the turn's ask, the step's tools and calls, "k of n
@@ -272,7 +272,7 @@ def ambiguous_steps(
 
 def worst_steps(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     condition: Condition = "full",
     per_session: int = 3,
 ) -> pl.DataFrame:
@@ -305,7 +305,7 @@ def worst_steps(
 
 def review_queue(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
     limit: int | None = 20,
@@ -379,7 +379,7 @@ LABELLING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 
 
 def labelling_queue(
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     labelled: Iterable[str] = (),
     condition: Condition = "full",
     limit: int | None = 20,
@@ -429,7 +429,7 @@ def labelling_queue(
 
 
 def next_to_label(
-    judgments: Sequence[TurnJudgment], labelled: Iterable[str], current: str
+    judgments: Sequence[Judgment], labelled: Iterable[str], current: str
 ) -> dict[str, Any] | None:
     """The first step of the labelling queue other than ``current``: what "next unlabelled
     step" opens, so a person can label a dev set in one sitting; None when none is left."""
@@ -445,7 +445,7 @@ def _step_name(step_index: int, parent_call_id: str | None) -> str:
 
 def explain_turns(
     session: Session,
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
@@ -503,7 +503,7 @@ def _side_by_side(scores: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return wide.with_columns([pl.lit(None, dtype=pl.Float64).alias(c) for c in missing])
 
 
-def ablation_turns(sessions: Sequence[Session], judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def ablation_turns(sessions: Sequence[Session], judgments: Sequence[Judgment]) -> pl.DataFrame:
     """Per turn, its score under each judge condition side by side (bare, catalog_no_call, full)."""
     keys = ["session_id", "turn_index"]
     wide = _side_by_side(turn_scores(judgments).select(*keys, "condition", "score"), keys)
@@ -515,7 +515,7 @@ def ablation_turns(sessions: Sequence[Session], judgments: Sequence[TurnJudgment
     )
 
 
-def ablation_steps(sessions: Sequence[Session], judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def ablation_steps(sessions: Sequence[Session], judgments: Sequence[Judgment]) -> pl.DataFrame:
     """Per judged step, its score under each judge condition side by side, with the turn's
     ask and the step's tools: the ablation one decision at a time."""
     steps = [j for j in judgments if j.step_index is not None]
@@ -529,7 +529,7 @@ def ablation_steps(sessions: Sequence[Session], judgments: Sequence[TurnJudgment
     )
 
 
-def votes_frame(judgments: Sequence[TurnJudgment]) -> pl.DataFrame:
+def votes_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
     """Every vote, one row each: which judge (1..n) of which step or turn said what, and why."""
     return pl.DataFrame(
         [

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from analysis._scores import judgments_frame as judgments_frame, turn_scores as turn_scores
-from analysis.findings._lint import Finding, findings_for_condition
-from analysis.models import Condition, Session, Turn, TurnJudgment, verdict_of
+from analysis.findings._finding import Finding, findings_for_condition
+from analysis.models import Condition, Judgment, Session, Turn, verdict_of
 from analysis.render._steps import Step, find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame
 
@@ -85,7 +85,7 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def turn_verdicts(judgments: Sequence[TurnJudgment], condition: str) -> pl.DataFrame:
+def turn_verdicts(judgments: Sequence[Judgment], condition: str) -> pl.DataFrame:
     """Each judged turn's TSQ under ``condition`` (:func:`turn_scores`), with its verdict."""
     return with_verdict_kind(turn_scores(judgments).filter(pl.col("condition") == condition))
 
@@ -170,7 +170,7 @@ def matches_words(search: str) -> pl.Expr:
 
 def session_overview(
     sessions: Sequence[Session],
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
@@ -201,7 +201,7 @@ OVERVIEW_BASE = (
 def overview_of(
     base: pl.DataFrame,
     labels: pl.DataFrame,
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: pl.DataFrame,
     condition: Condition = "full",
 ) -> pl.DataFrame:
@@ -256,7 +256,7 @@ def overview_of(
 
 def turn_table(
     session: Session,
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
@@ -337,7 +337,7 @@ def _responses_frame(session: Session) -> pl.DataFrame:
 
 def step_table(
     session: Session,
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     findings: Sequence[Finding],
     condition: Condition = "full",
 ) -> pl.DataFrame:
@@ -390,13 +390,13 @@ def step_table(
 
 
 def judgment_of(
-    judgments: Sequence[TurnJudgment],
+    judgments: Sequence[Judgment],
     session_id: str,
     turn_index: int,
     condition: str,
     step_index: int | None = None,
     parent_call_id: str | None = None,
-) -> TurnJudgment | None:
+) -> Judgment | None:
     """The judgment of one step under ``condition``; ``step_index`` None: the turn-level one.
     ``judgments`` are one judge's (:func:`analysis.judge.of_judge`)."""
     key = (session_id, turn_index, step_index, parent_call_id, condition)
@@ -439,7 +439,7 @@ def _missing_step(turn: Turn, step: str, call: str | None) -> str:
     )
 
 
-def ablation_table(judgments: Sequence[TurnJudgment], by_session: bool = True) -> pl.DataFrame:
+def ablation_table(judgments: Sequence[Judgment], by_session: bool = True) -> pl.DataFrame:
     """Mean TSQ per session and condition: the seed's story in one table.
 
     ``by_session=False`` pools every judged turn: one row per condition, ``session_id``

@@ -30,7 +30,7 @@ from analysis.index._trends import Dimension
 from analysis.ingest._loader import load
 from analysis.judge._cost import RunEstimate, estimate_figures, estimate_run
 from analysis.judge._spec import JudgeSpec
-from analysis.models import Condition, JudgeUnit, LoadResult, ToolCatalog, TurnJudgment
+from analysis.models import Condition, JudgeUnit, Judgment, LoadResult, ToolCatalog
 from analysis.render._judge_input import JudgeInput, RenderOptions, judge_inputs
 
 
@@ -55,7 +55,7 @@ class JudgePlan:
 
     estimate: RunEstimate
     rendered: list[JudgeInput] | None
-    earlier: list[TurnJudgment]
+    earlier: list[Judgment]
     """Judgments found among PATHS (not --out's)."""
     sample: Sample | None = None
     population: int = 0
@@ -83,7 +83,7 @@ def direct_plan(
     conditions: Sequence[Condition],
     choice: Choice,
     live: ToolCatalog | None,
-    earlier_out: Sequence[TurnJudgment] = (),
+    earlier_out: Sequence[Judgment] = (),
 ) -> JudgePlan:
     """The plan from a load of every file under ``paths``."""
     options = spec.render_options()
@@ -123,7 +123,7 @@ def indexed_plan(
     conditions: Sequence[Condition],
     choice: Choice,
     live: ToolCatalog | None,
-    earlier_out: Sequence[TurnJudgment] = (),
+    earlier_out: Sequence[Judgment] = (),
     render: bool = True,
 ) -> JudgePlan:
     """The plan through an index that is up to date for ``paths`` (steps that called tools
@@ -158,7 +158,7 @@ def indexed_plan(
     )
 
 
-def _judgments_under(reader: IndexReader) -> list[TurnJudgment]:
+def _judgments_under(reader: IndexReader) -> list[Judgment]:
     """The judgments files in scope, read (they are small beside the transcripts)."""
     files = reader.conn.execute(
         "SELECT display FROM files JOIN scope USING (path) WHERE kind = 'judgments' "

@@ -38,7 +38,7 @@ class IngestReport(BaseModel):
     totals: IngestTotals
 
 
-def _sorted_counts(counts: Counter[str]) -> dict[str, int]:
+def sorted_counts(counts: Counter[str]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
@@ -59,8 +59,8 @@ def ingest_report(result: LoadResult) -> IngestReport:
                 format=session.format,
                 thread_id=registry.thread_of(session.session_id, session.source),
                 turns=len(session.turns),
-                tool_calls=_sorted_counts(session_calls),
-                subagent_tool_calls=_sorted_counts(session_subagent_calls),
+                tool_calls=sorted_counts(session_calls),
+                subagent_tool_calls=sorted_counts(session_subagent_calls),
                 issues=session.issues,
             )
         )
@@ -68,8 +68,8 @@ def ingest_report(result: LoadResult) -> IngestReport:
         files=result.files_read,
         sessions=len(result.sessions),
         turns=sum(s.turns for s in summaries),
-        tool_calls=_sorted_counts(calls),
-        subagent_tool_calls=_sorted_counts(subagent_calls),
+        tool_calls=sorted_counts(calls),
+        subagent_tool_calls=sorted_counts(subagent_calls),
         issues=len(result.all_issues()),
         file_issues=result.issues,
     )

@@ -12,15 +12,15 @@ from conftest import BAD
 from records import assistant, text, tool_use, user
 
 import analysis
-from analysis.findings import findings_for_step, lint
+from analysis.findings import collect_findings, findings_for_step
 from analysis.models import (
     AssistantMessage,
+    Judgment,
     Session,
     ToolCall,
     ToolCatalog,
     ToolDef,
     Turn,
-    TurnJudgment,
     Vote,
 )
 from analysis.render import Step, turn_steps
@@ -30,7 +30,7 @@ def judgment(
     turn_index, score, condition="full", votes=None, requested=3, catalog=10, rendered=True
 ):
     votes = votes if votes is not None else [Vote(verdict="correct", reasoning="ok")] * 3
-    return TurnJudgment(
+    return Judgment(
         session_id=BAD,
         turn_index=turn_index,
         score=score,
@@ -60,7 +60,7 @@ def codes(findings, turn="any"):
 
 
 def test_a_plain_trace_has_no_catalog_once_for_the_session(bad_choices):
-    (finding,) = lint([bad_choices])
+    (finding,) = collect_findings([bad_choices])
     assert (finding.code, finding.severity) == ("NO_CATALOG", "info")
     assert "tsq export" in finding.message  # says what to do
     assert analysis.findings.is_about_input(finding)
@@ -86,7 +86,7 @@ def test_judgment_findings(bad_choices):
         judgment(2, 2 / 3, votes=split),
         judgment(3, None, votes=[], requested=3),
     ]
-    findings = lint([bad_choices], judgments)
+    findings = collect_findings([bad_choices], judgments)
     assert codes(findings, None) == ["NO_CATALOG"]
     assert codes(findings, 0) == ["SINGLE_TOOL_CATALOG"]
     assert codes(findings, 1) == ["CALL_NOT_RENDERED"]
@@ -103,7 +103,7 @@ def test_judgment_findings(bad_choices):
 
 
 def test_uniform_scores_are_a_session_finding(bad_choices):
-    findings = lint([bad_choices], [judgment(i, 1.0) for i in range(4)])
+    findings = collect_findings([bad_choices], [judgment(i, 1.0) for i in range(4)])
     (uniform,) = [f for f in findings if f.code == "UNIFORM_SESSION_SCORES"]
     assert uniform.turn_index is None
     assert uniform.message.startswith("Every judged turn scored 1.0: ")
@@ -133,7 +133,7 @@ def test_catalog_findings_on_a_trace_catalog(write_jsonl):
         ]
     )
     (session,) = analysis.load([path]).sessions
-    findings = lint([session])
+    findings = collect_findings([session])
     # one catalog serves both turns, and it is dated after both (the crafted records are dated
     # 2026-02-11): what is wrong with it is said once, for the session
     assert codes(findings, None) == [
@@ -154,7 +154,7 @@ def test_context_dependent_ask_without_context(write_jsonl):
         [user("u1", "yes do #1"), assistant("a1", "m1", tool_use("t1", "Edit", file_path="a"))]
     )
     (session,) = analysis.load([path]).sessions
-    assert "CONTEXT_DEPENDENT_ASK" in codes(lint([session]), 0)
+    assert "CONTEXT_DEPENDENT_ASK" in codes(collect_findings([session]), 0)
 
 
 def test_cli_lint_json_contract(tmp_path):
@@ -205,7 +205,7 @@ def test_judgments_exported_from_another_platform_load_through_a_mapping(tmp_pat
     loaded = load_judgments(export, columns)
     assert [(j.turn_index, j.score) for j in loaded] == [(1, 0.0), (2, 0.5)]
     assert loaded[0].votes[0].reasoning == "web search for a local question"
-    assert "SPLIT_VOTE" in codes(lint([bad_choices], loaded), 2)
+    assert "SPLIT_VOTE" in codes(collect_findings([bad_choices], loaded), 2)
 
 
 def test_context_findings_agree_with_the_rendered_prior_context(corpus):
@@ -214,7 +214,7 @@ def test_context_findings_agree_with_the_rendered_prior_context(corpus):
 
     sessions = analysis.load([corpus / "tau-bench"]).sessions[:40]
     options = RenderOptions(context_chars=600)
-    findings = lint(sessions, options=options)
+    findings = collect_findings(sessions, options=options)
     flagged = {(f.session_id, f.turn_index) for f in findings if f.code == "CONTEXT_DEPENDENT_ASK"}
     expected = {
         (s.session_id, t.index)
@@ -287,7 +287,7 @@ def step_judgment(step: Step, session_id, verdicts, condition="full", requested=
         "context_chars": 0,
         "unscored_reason": None if verdicts else "no valid verdict in 3 attempts",
     }
-    return TurnJudgment(**(fields | extra))
+    return Judgment(**(fields | extra))
 
 
 @pytest.fixture(scope="module")
@@ -319,7 +319,7 @@ def test_step_judgments_give_step_findings(spotter):
             judgments.append(
                 step_judgment(step, spotter.session_id, votes("pass")[:2], requested=3)
             )
-    findings = lint([spotter], judgments)
+    findings = collect_findings([spotter], judgments)
 
     expected: Counter[tuple] = Counter()
     for judgment, step in zip(judgments, steps, strict=True):
@@ -373,7 +373,7 @@ def test_called_tool_not_in_catalog_is_per_step():
     session = Session(
         session_id="s", source="s.jsonl", format="claude-code", catalogs=[catalog], turns=[turn]
     )
-    findings = lint([session])
+    findings = collect_findings([session])
     (called,) = [f for f in findings if f.code == "CALLED_TOOL_NOT_IN_CATALOG"]
     assert (called.turn_index, called.step_index) == (0, 2)
     assert called.message.startswith("Called Bash, which")
@@ -443,7 +443,7 @@ def test_catalog_findings_are_said_once_when_they_hold_for_every_turn(
 ):
     findings = [
         f
-        for f in lint([_session_of(catalogs, catalog_of_turn)])
+        for f in collect_findings([_session_of(catalogs, catalog_of_turn)])
         if f.code in ("NO_CATALOG", "SINGLE_TOOL_CATALOG", "MISSING_DESCRIPTIONS")
     ]
     by_turn: dict = {}
@@ -459,12 +459,12 @@ def test_a_catalog_captured_mid_session_is_retroactive_for_the_turns_before_it()
     session = _session_of([catalog], [0, 0, 0])
     for turn, hour in zip(session.turns, (9, 11, 12), strict=True):
         turn.timestamp = datetime(2026, 3, 2, hour, tzinfo=UTC)
-    findings = lint([session])
+    findings = collect_findings([session])
     assert [(f.turn_index, f.code) for f in findings if f.code != "SINGLE_TOOL_CATALOG"] == [
         (0, "RETROACTIVE_CATALOG")
     ]
     session.turns[1].timestamp = session.turns[2].timestamp = session.turns[0].timestamp
-    (retroactive,) = [f for f in lint([session]) if f.code == "RETROACTIVE_CATALOG"]
+    (retroactive,) = [f for f in collect_findings([session]) if f.code == "RETROACTIVE_CATALOG"]
     assert retroactive.turn_index is None, "captured after every turn: said once"
 
 
@@ -477,9 +477,9 @@ def test_a_live_dump_taken_after_the_session_is_retroactive(spotter):
     first = min(turn.timestamp for turn in spotter.turns)
     for captured, expected in ((last + timedelta(days=30), True), (first - timedelta(1), False)):
         live = ToolCatalog(tools=[READ], source="live.json", captured_at=captured)
-        codes = {f.code for f in lint([spotter], live=live)}
+        codes = {f.code for f in collect_findings([spotter], live=live)}
         assert ("RETROACTIVE_CATALOG" in codes) is expected
-    assert "RETROACTIVE_CATALOG" not in {f.code for f in lint([spotter])}
+    assert "RETROACTIVE_CATALOG" not in {f.code for f in collect_findings([spotter])}
 
 
 def _mean(scores):
@@ -504,7 +504,9 @@ def test_uniform_session_scores_compares_turn_scores(spotter):
         assert (len(set(turn_means.values())) == 1) is uniform
         assert len({j.score for j in judgments}) > 1
         found = [
-            f.message for f in lint([spotter], judgments) if f.code == "UNIFORM_SESSION_SCORES"
+            f.message
+            for f in collect_findings([spotter], judgments)
+            if f.code == "UNIFORM_SESSION_SCORES"
         ]
         assert found == (
             [
@@ -540,7 +542,7 @@ def test_findings_for_step_are_the_step_its_turn_and_its_session(yes_session):
         step_judgment(second, sid, votes("split")),
         step_judgment(second, sid, votes("pass"), "bare", catalog_size=1),
     ]
-    findings = lint([yes_session], judgments)
+    findings = collect_findings([yes_session], judgments)
     assert {f.code for f in findings} == {
         "NO_CATALOG",
         "CONTEXT_DEPENDENT_ASK",
@@ -584,7 +586,7 @@ def test_why_this_score_for_a_step_leads_with_the_votes(yes_session):
     failed = step_judgment(second, sid, votes("fail"))
     unscored = step_judgment(first, sid, [], requested=3)
     bare = step_judgment(second, sid, votes("pass"), "bare", catalog_size=1)
-    findings = lint([yes_session], [split, unscored, bare])
+    findings = collect_findings([yes_session], [split, unscored, bare])
 
     def why(judgment):
         about = findings_for_step(findings, sid, 0, judgment.step_index, judgment.condition)
@@ -649,7 +651,7 @@ def test_cli_lint_on_the_claude_code_corpus_says_no_catalog_once_per_session(cor
 
 
 def _votes(*verdicts, discarded=0):
-    return TurnJudgment(
+    return Judgment(
         session_id="s",
         turn_index=0,
         step_index=0,
@@ -754,7 +756,7 @@ def test_a_first_ask_that_refers_back_says_the_session_does_not_contain_it():
     session = analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions[0]
     first = session.turns[0].model_copy(update={"ask": "yes do #1"})
     session = session.model_copy(update={"turns": [first, *session.turns[1:]]})
-    (finding,) = [f for f in lint([session]) if f.code == "CONTEXT_DEPENDENT_ASK"]
+    (finding,) = [f for f in collect_findings([session]) if f.code == "CONTEXT_DEPENDENT_ASK"]
     assert finding.turn_index == 0
     assert "refers to something this session does not contain" in finding.message
     assert "earlier turn" not in finding.message.split(":")[0]
