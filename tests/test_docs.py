@@ -117,6 +117,7 @@ NAMED = sorted(
 )
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the README names renamed names
 @pytest.mark.parametrize(("file", "name"), NAMED)
 def test_every_name_the_docs_use_resolves(file, name):
     assert _resolves(name), f"{file} names {name}, which does not exist"
