@@ -390,3 +390,27 @@ def test_cli_judge_timeout_gives_up_with_one_sentence_saying_it_timed_out(fake, 
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines
     assert all(line["score"] is None for line in lines)
+
+
+def test_the_estimate_in_words_names_an_unknown_cost_once():
+    from analysis.judge import RunEstimate
+
+    def estimate(cost_usd: float | None, cost_cached_usd: float | None) -> str:
+        return RunEstimate(
+            units=4,
+            sessions=1,
+            tool_calls=4,
+            requests=12,
+            input_tokens=1_200,
+            output_tokens=3_600,
+            cached_prefix_tokens=0,
+            cost_usd=cost_usd,
+            cost_cached_usd=cost_cached_usd,
+            cost_batch_usd=None,
+        ).in_words("step", 3)
+
+    priced = estimate(0.5, 0.25)
+    assert "cost $0.50 ($0.25 with prompt caching). Assumes" in priced
+    unpriced = estimate(None, None)
+    assert unpriced.count("unknown") == 1
+    assert "cost unknown (no price for this model). Assumes" in unpriced

@@ -61,10 +61,12 @@ class RunEstimate(BaseModel):
 
     def in_words(self, unit: str, votes: int, conditions: int = 1) -> str:
         """The estimate as the app shows it, naming what it assumes."""
+        cost = dollars(self.cost_usd)
+        if self.cost_cached_usd is not None:
+            cost += f" ({dollars(self.cost_cached_usd)} with prompt caching)"
         return (
             f"{self.headline(unit, votes, conditions)}, about {self.input_tokens:,} input and "
-            f"{self.output_tokens:,} output tokens; cost {dollars(self.cost_usd)} "
-            f"({dollars(self.cost_cached_usd)} with prompt caching). Assumes about "
+            f"{self.output_tokens:,} output tokens; cost {cost}. Assumes about "
             f"{CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output tokens "
             "a vote; votes already cached are not asked again."
         )
