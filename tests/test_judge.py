@@ -318,6 +318,13 @@ def test_dry_run_prints_the_estimate_and_makes_no_request(fake, tmp_path):
     assert "with --batch" not in openai.stdout
 
 
+def test_dry_run_names_an_unknown_cost_once(fake, tmp_path):
+    done = _judge_cli(fake, tmp_path, "--dry-run", model="claude-judge-4-5")
+    assert done.returncode == 0, done.stderr
+    assert "estimated cost: unknown (no price for this model)\n" in done.stdout
+    assert done.stdout.count("unknown") == 1
+
+
 @pytest.mark.slow
 def test_max_cost_refuses_above_the_estimate(fake, tmp_path):
     import re

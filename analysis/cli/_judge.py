@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 
 
 def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: int) -> None:
-    from analysis.llm import dollars
-
     click.echo(
         f"{estimate.headline(unit, votes, conditions)} (from {estimate.sessions} "
         f"session{'' if estimate.sessions == 1 else 's'}, {estimate.tool_calls} tool calls)"
@@ -48,15 +46,7 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: in
         f"({estimate.cached_prefix_tokens:,} in cacheable prefixes), "
         f"{estimate.output_tokens:,} output"
     )
-    batch = (
-        f", {dollars(estimate.cost_batch_usd)} with --batch"
-        if estimate.cost_batch_usd is not None
-        else " (no --batch for this provider)"
-    )
-    click.echo(
-        f"estimated cost: {dollars(estimate.cost_usd)} without prompt caching, "
-        f"{dollars(estimate.cost_cached_usd)} with it{batch}"
-    )
+    click.echo(f"estimated cost: {estimate.cost_in_words(with_batch=True)}")
 
 
 @click.command()

@@ -61,15 +61,28 @@ class RunEstimate(BaseModel):
 
     def in_words(self, unit: str, votes: int, conditions: int = 1) -> str:
         """The estimate as the app shows it, naming what it assumes."""
-        cost = dollars(self.cost_usd)
-        if self.cost_cached_usd is not None:
-            cost += f" ({dollars(self.cost_cached_usd)} with prompt caching)"
         return (
             f"{self.headline(unit, votes, conditions)}, about {self.input_tokens:,} input and "
-            f"{self.output_tokens:,} output tokens; cost {cost}. Assumes about "
+            f"{self.output_tokens:,} output tokens; cost {self.cost_in_words()}. Assumes about "
             f"{CHARS_PER_TOKEN} characters a token and {ESTIMATED_OUTPUT_TOKENS} output tokens "
             "a vote; votes already cached are not asked again."
         )
+
+    def cost_in_words(self, with_batch: bool = False) -> str:
+        """The cost without and with prompt caching (and with ``--batch``, as ``tsq judge
+        --dry-run`` says it); one "unknown" for a model without a price, since every figure
+        comes from that price."""
+        if self.cost_usd is None:
+            return dollars(None)
+        cached = dollars(self.cost_cached_usd)
+        if not with_batch:
+            return f"{dollars(self.cost_usd)} ({cached} with prompt caching)"
+        batch = (
+            f", {dollars(self.cost_batch_usd)} with --batch"
+            if self.cost_batch_usd is not None
+            else " (no --batch for this provider)"
+        )
+        return f"{dollars(self.cost_usd)} without prompt caching, {cached} with it{batch}"
 
 
 def estimate_run(
