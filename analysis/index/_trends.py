@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from analysis._scores import majority_label
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
+from analysis.judge._results import merge_judgments
 from analysis.models import STEP_KEYS, Judgment, step_item_id
 from analysis.study._store import StepLabel
 
@@ -49,8 +50,12 @@ named with its agent (``codex 0.125.0``): the two agents' numbers do not compare
 STEP_QUERY = (
     "SELECT " + STEP_COLUMNS + " FROM steps s JOIN sessions x USING (source_file, session_id)"
 )
-JUDGMENT_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, judge, score
-FROM judgments WHERE condition = 'full' AND step_index IS NOT NULL"""
+JUDGMENT_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, judge, judge_id,
+       score, source_file, line
+FROM (SELECT *, row_number() OVER () AS line FROM judgments)
+WHERE condition = 'full' AND step_index IS NOT NULL"""
+"""The full-condition step judgments, each with its place among the table's rows (``line``: a
+window with an empty ``OVER`` keeps the order they were written in, a file's in its lines')."""
 _JUDGMENT_SCHEMA = pl.Schema(
     {
         "session_id": pl.String,
@@ -58,9 +63,12 @@ _JUDGMENT_SCHEMA = pl.Schema(
         "step_index": pl.Int32,
         "parent_call_id": pl.String,
         "judge": pl.String,
+        "judge_id": pl.String,
         "score": pl.Float64,
     }
 )
+MERGE_KEYS = [*STEP_KEYS, "judge_id"]
+"""What ``merge_judgments`` keeps one judgment of, the condition being ``full`` here."""
 IN_SCOPE = "source_file IN (SELECT path FROM scope)"
 LABEL_FIELDS = ("item_id", "labeller", "value", "reason", "labelled_at")
 
@@ -72,12 +80,42 @@ def _frame(reader: IndexReader | ParquetTables | LoadedTables, query: str) -> pl
 
 
 def _judgment_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
+    """The judgments as :func:`analysis.judge.merge_judgments` keeps them: one per step and
+    judge, the last given winning."""
     rows = [
-        (j.session_id, j.turn_index, j.step_index, j.parent_call_id, j.judge_id or j.model, j.score)
-        for j in judgments
+        (
+            j.session_id,
+            j.turn_index,
+            j.step_index,
+            j.parent_call_id,
+            j.judge_id or j.model,
+            j.judge_id,
+            j.score,
+        )
+        for j in merge_judgments(judgments)
         if j.condition == "full" and j.step_index is not None
     ]
     return pl.DataFrame(rows, schema=_JUDGMENT_SCHEMA, orient="row")
+
+
+def _indexed_judgments(
+    reader: IndexReader | ParquetTables | LoadedTables, query: str, scope: Sequence[str] | None
+) -> pl.DataFrame:
+    """The index's judgments by the rule of :func:`analysis.judge.merge_judgments`, as
+    ``tsq report`` and ``tsq lint`` read the same files: one per step and judge, a later
+    file's (in the order of ``scope``, the order the files were found in) winning over an
+    earlier's, a later line's over an earlier's. A judge who judged a step twice (two
+    ``--out`` files, a line repeated) counts it once."""
+    frame = _frame(reader, query)
+    order = [pl.col("line")]
+    if scope is not None:
+        place = {path: number for number, path in enumerate(scope)}
+        order.insert(0, pl.col("source_file").replace_strict(place, default=-1))
+    return (
+        frame.sort(order)
+        .unique(MERGE_KEYS, keep="last", maintain_order=True)
+        .select(_JUDGMENT_SCHEMA.names())
+    )
 
 
 def step_scores(
@@ -100,15 +138,22 @@ def step_scores(
         steps_query += f" WHERE s.{IN_SCOPE}"
         judgments_query += f" AND {IN_SCOPE}"
     steps = _frame(reader, steps_query).unique(STEP_KEYS, maintain_order=True)
-    given = _frame(reader, judgments_query) if judgments is None else _judgment_frame(judgments)
+    given = (
+        _indexed_judgments(reader, judgments_query, scope)
+        if judgments is None
+        else _judgment_frame(judgments)
+    )
     key_types = pl.Schema({key: _JUDGMENT_SCHEMA[key] for key in STEP_KEYS})
     steps = steps.cast(key_types)
     given = given.cast(_JUDGMENT_SCHEMA)
     matched = steps.select(STEP_KEYS).join(given, on=STEP_KEYS, nulls_equal=True)
     judges = matched.group_by("judge").len().sort(["len", "judge"], descending=[True, False])
     chosen = judge if judge is not None else (judges["judge"][0] if judges.height else None)
-    mine = (matched.filter(pl.col("judge") == chosen) if chosen else matched.clear()).select(
-        *STEP_KEYS, "score", pl.lit(True).alias("_judged")
+    mine = (
+        (matched.filter(pl.col("judge") == chosen) if chosen else matched.clear())
+        # one row per step even where one name is a judge's id and another's model
+        .unique(STEP_KEYS, keep="last", maintain_order=True)
+        .select(*STEP_KEYS, "score", pl.lit(True).alias("_judged"))
     )
     return (
         steps.join(mine, on=STEP_KEYS, how="left", nulls_equal=True)
