@@ -310,7 +310,7 @@ def test_bad_files_in_a_study_folder_are_issues_and_the_rest_loads(tmp_path):
     study = load_study(tmp_path)
     reasons = {(Path(i.file).name, i.line): i.reason for i in study.issues}
     assert "adjudicator_kind" in reasons["decisions.csv", 3]
-    assert reasons["binary.csv", None].startswith("not UTF-8")
+    assert reasons["binary.csv", 2].startswith("not UTF-8")
     assert reasons["unrelated.csv", None].startswith("not labels (item_id, rater, rater_kind)")
     assert [d.adjudicator for d in study.recorded] == ["dana"]
     assert study.labels.frame.height == 2

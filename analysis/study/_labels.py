@@ -8,10 +8,9 @@ a :class:`ParseIssue` naming its file and line; every valid row is kept.
 from __future__ import annotations
 
 import csv
-import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, BinaryIO, Literal, get_args
 
 import orjson
 import polars as pl
@@ -159,33 +158,78 @@ class _RowReader:
         return False
 
 
+class _Lines:
+    """A CSV file's lines, read as bytes one at a time and decoded for the csv module.
+
+    A line that is not UTF-8 is decoded with replacement characters, so the csv module still
+    sees where its records end, and remembered in ``bad`` (line number: why), so the record
+    holding it is dropped as an issue rather than the whole file.
+    """
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle = handle
+        self.bad: dict[int, str] = {}
+        self.number = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for chunk in self.handle:
+            # The csv module splits records at \r, \n or \r\n, as bytes.splitlines does.
+            for line in chunk.splitlines(keepends=True):
+                self.number += 1
+                try:
+                    text = line.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    self.bad[self.number] = (
+                        f"not UTF-8 text: byte 0x{line[error.start]:02x} at position "
+                        f"{error.start + 1} of the line ({error.reason})"
+                    )
+                    text = line.decode("utf-8", errors="replace")
+                if self.number == 1:
+                    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark
+                yield text
+
+    def first_bad(self, first: int, last: int) -> tuple[int, str] | None:
+        """The first line from ``first`` to ``last`` that is not UTF-8, forgetting those."""
+        found = sorted(number for number in self.bad if number <= last)
+        reasons = [(number, self.bad.pop(number)) for number in found]
+        return next(((n, why) for n, why in reasons if n >= first), None)
+
+
 def _csv_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        issues.append(ParseIssue(file=str(path), reason=f"not UTF-8 text ({error.reason})"))
-        return
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        reader.fieldnames  # noqa: B018 - reads the header row
-    except csv.Error as error:
-        issues.append(ParseIssue(file=str(path), line=1, reason=f"bad CSV header ({error})"))
-        return
-    while True:
-        first_line = reader.line_num + 1
+    file = str(path)
+    with path.open("rb") as handle:
+        lines = _Lines(handle)
+        reader = csv.reader(lines)
         try:
-            row = next(reader)
-        except StopIteration:
+            header = next(reader, [])
+        except csv.Error as error:
+            issues.append(ParseIssue(file=file, line=1, reason=f"bad CSV header ({error})"))
             return
-        except csv.Error as error:  # the reader goes on with the next record
-            issues.append(ParseIssue(file=str(path), line=first_line, reason=f"bad CSV ({error})"))
-            continue
-        # A quoted cell may hold line breaks: a record is reported at the line it starts on.
-        line = reader.line_num - sum(value.count("\n") for value in row.values() if value)
-        if None in row:
-            issues.append(ParseIssue(file=str(path), line=line, reason="more cells than columns"))
-            continue
-        yield line, row
+        bad = lines.first_bad(1, reader.line_num)
+        if bad is not None:
+            issues.append(ParseIssue(file=file, line=bad[0], reason=f"the header is {bad[1]}"))
+            return
+        end = reader.line_num
+        while True:
+            first = end + 1  # a record is reported at the line it starts on
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as error:  # the reader goes on with the next record
+                end = reader.line_num
+                lines.first_bad(first, end)
+                issues.append(ParseIssue(file=file, line=first, reason=f"bad CSV ({error})"))
+                continue
+            end = reader.line_num
+            bad = lines.first_bad(first, end)
+            if bad is not None:  # named at the line holding the byte
+                issues.append(ParseIssue(file=file, line=bad[0], reason=bad[1]))
+            elif len(cells) > len(header):
+                issues.append(ParseIssue(file=file, line=first, reason="more cells than columns"))
+            elif cells:  # a blank line is no record; missing cells are None
+                padded: list[str | None] = [*cells, *[None] * (len(header) - len(cells))]
+                yield first, dict(zip(header, padded, strict=True))
 
 
 def _parquet_rows(path: Path, issues: list[ParseIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
