@@ -1,10 +1,12 @@
-"""Label files (issue #37): a row's bad bytes cost only that row, named by file and line.
+"""Label files (issue #37): a row's bad bytes, wrong types or blank names cost only that row,
+named by file and line.
 
 Files are written to disk, read by the library and by the real ``tsq`` CLI into a real SQLite
 store; the expected rows and lines are worked out here from the bytes written."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -138,3 +140,86 @@ def test_a_utf8_byte_order_mark_is_dropped_from_the_header(tmp_path):
     path.write_bytes(b"\xef\xbb\xbf" + HEADER + ROWS[0])
     labels, issues = read_step_labels(path)
     assert (issues, [label.item_id for label in labels]) == ([], ["s1:0:0"])
+
+
+# Defect 6: a wrong type or a blank name is refused, not coerced
+
+
+def test_json_rows_of_the_wrong_type_or_blank_names_are_issues(tmp_path):
+    good = {"session_id": "s1", "turn_index": 2, "step_index": 0, "value": "correct"}
+    rows = [
+        {**good, "labeller": "alice"},  # line 1: kept
+        {**good, "turn_index": True, "labeller": "alice"},  # 2: true is not turn 1
+        {**good, "step_index": 1.0, "labeller": "alice"},  # 3: a float is not a step
+        {**good, "turn_index": "3", "labeller": "alice"},  # 4: JSON text is not a number
+        {**good, "session_id": "   ", "labeller": "alice"},  # 5: blank session
+        {**good, "labeller": " \t "},  # 6: blank labeller
+        {**good, "parent_call_id": "  ", "labeller": "bob"},  # 7: blank call id
+        {**good, "turn_index": 0, "step_index": 4, "labeller": "bob"},  # 8: kept
+    ]
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    labels, issues = read_step_labels(path)
+    assert [(label.item_id, label.labeller) for label in labels] == [
+        ("s1:2:0", "alice"),
+        ("s1:0:4", "bob"),
+    ]
+    assert [issue.line for issue in issues] == [2, 3, 4, 5, 6, 7]
+    assert [issue.reason.split(":")[0] for issue in issues] == [
+        "turn_index",
+        "step_index",
+        "turn_index",
+        "session_id",
+        "labeller",
+        "parent_call_id",
+    ]
+    for issue in issues:
+        assert str(issue).startswith(f"{path}:{issue.line}: ")
+        assert "\n" not in str(issue)
+
+    db = tmp_path / "store.sqlite"
+    done = _tsq("labels", "import", str(path), "--db", str(db), data_dir=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Imported 2 step labels" in done.stdout
+    assert [line.split(": ")[0] for line in done.stderr.strip().splitlines()] == [
+        f"{path}:{number}" for number in range(2, 8)
+    ]
+    assert [(item, labeller) for item, labeller, *_ in _stored(db)] == [
+        ("s1:2:0", "alice"),
+        ("s1:0:4", "bob"),
+    ]
+
+
+def test_csv_cells_are_still_read_as_numbers_but_blank_names_are_issues(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_bytes(
+        HEADER
+        + b"s1,3,12,correct,,alice\n"  # line 2: "3" and "12" are numbers in a CSV
+        + b"s1,true,0,correct,,alice\n"  # 3: not a number
+        + b"   ,0,0,correct,,alice\n"  # 4: blank session
+        + b"s1,0,0,correct,,   \n"  # 5: blank labeller
+    )
+    labels, issues = read_step_labels(path)
+    assert [label.item_id for label in labels] == ["s1:3:12"]
+    assert [(issue.line, issue.reason.split(":")[0]) for issue in issues] == [
+        (3, "turn_index"),
+        (4, "session_id"),
+        (5, "labeller"),
+    ]
+
+
+def test_study_label_ids_that_are_not_text_are_issues(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    rows = [
+        {"item_id": "a", "rater": "ann", "rater_kind": "human", "field": "f", "value": True},
+        {"item_id": True, "rater": "ann", "rater_kind": "human", "field": "f", "value": "no"},
+        {"item_id": "b", "rater": "  ", "rater_kind": "human", "field": "f", "value": "no"},
+        {"item_id": 7, "rater": "ann", "rater_kind": "human", "field": "f", "value": "no"},
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    labels = read_labels([path])
+    assert labels.frame.select("item_id", "value").rows() == [("a", "yes"), ("7", "no")]
+    assert [issue.line for issue in labels.issues] == [2, 3]
+    assert "item_id" in labels.issues[0].reason
+    assert "rater" in labels.issues[1].reason

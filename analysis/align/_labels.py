@@ -7,12 +7,20 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
 from analysis._jsonio import first_error
-from analysis.models import ParseIssue, step_item_id
+from analysis.models import ParseIssue, item_session_id, step_item_id
 from analysis.study._labels import read_rows
 from analysis.study._store import AdjudicationStore, SplitAssignment, StepLabel
 
@@ -22,18 +30,31 @@ DEFAULT_SPLIT_SEED = 0
 LABEL_FILE_SUFFIXES = (".csv", ".jsonl")
 
 
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise PydanticCustomError("blank", "is empty or only spaces")
+    return text
+
+
+Name = Annotated[str, AfterValidator(_not_blank)]
+"""An id or a person's name: text that is not empty or only spaces."""
+
+
 class StepLabelRow(BaseModel):
-    """One row of a step-label file (CSV or JSONL)."""
+    """One row of a step-label file (CSV or JSONL).
+
+    A JSONL row is validated strictly (``true``, ``1.0`` or ``"1"`` is no turn index); a CSV
+    row's cells are all text, so there ``"1"`` is the number 1."""
 
     model_config = ConfigDict(extra="ignore")
 
-    session_id: str = Field(min_length=1)
+    session_id: Name
     turn_index: NonNegativeInt
     step_index: NonNegativeInt
-    parent_call_id: str | None = None
+    parent_call_id: Name | None = None
     value: Literal["correct", "incorrect"]
     reason: str | None = None
-    labeller: str = Field(min_length=1)
+    labeller: Name
 
     def label(self) -> StepLabel:
         item = step_item_id(
@@ -54,18 +75,20 @@ def read_step_labels(path: str | Path) -> tuple[list[StepLabel], list[ParseIssue
         raise ValueError(f"{source}: no such file")
     issues: list[ParseIssue] = []
     labels = []
+    strict = source.suffix != ".csv"  # only a CSV's cells are text that may hold numbers
     for line, row in read_rows(source, issues):
         cleaned = {key: (None if value == "" else value) for key, value in row.items()}
         try:
-            labels.append(StepLabelRow.model_validate(cleaned).label())
+            labels.append(StepLabelRow.model_validate(cleaned, strict=strict).label())
         except ValidationError as error:
             issues.append(ParseIssue(file=str(source), line=line, reason=first_error(error)))
     return labels, issues
 
 
 def session_of(item_id: str) -> str:
-    """The session of a label item (``SESSION:TURN:STEP[:CALL]``)."""
-    return item_id.split(":", 1)[0]
+    """The session of a label item (``SESSION:TURN:STEP[:CALL]``, a ``:`` in the session id
+    written ``%3A``: :func:`analysis.models.item_session_id`)."""
+    return item_session_id(item_id)
 
 
 class Reference(BaseModel):

@@ -95,6 +95,19 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
+def _not_text(row: dict[str, Any], keys: Iterable[str]) -> str | None:
+    """Why an id in a typed row (JSONL, Parquet) is refused: ``true`` or a list is no id.
+
+    Text and whole numbers are ids; a CSV's cells are always text."""
+    for key in keys:
+        raw = row.get(key)
+        if raw is None or (isinstance(raw, str | int) and not isinstance(raw, bool)):
+            continue
+        shown = ("true" if raw else "false") if isinstance(raw, bool) else type(raw).__name__
+        return f"{key} is {shown}, not text"
+    return None
+
+
 class _RowReader:
     """Turns rows (as dicts) of one file into label rows, validating each."""
 
@@ -114,6 +127,10 @@ class _RowReader:
         if self.wide is None:
             self.wide = not {"field", "value"} <= row.keys()
             self.items_only = "rater" not in row and "redundant_calls" in row
+        wrong = _not_text(row, ID_COLUMNS)
+        if wrong is not None:
+            self.problem(line, wrong)
+            return
         if self.items_only:
             self._item_columns(line, _text(row.get("item_id")), row)
             return
