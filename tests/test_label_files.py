@@ -1,5 +1,5 @@
 """Label files (issue #37): a row's bad bytes, wrong types or blank names cost only that row,
-named by file and line.
+named by file and line; a file's repeated rows are imported once.
 
 Files are written to disk, read by the library and by the real ``tsq`` CLI into a real SQLite
 store; the expected rows and lines are worked out here from the bytes written."""
@@ -223,3 +223,45 @@ def test_study_label_ids_that_are_not_text_are_issues(tmp_path):
     assert [issue.line for issue in labels.issues] == [2, 3]
     assert "item_id" in labels.issues[0].reason
     assert "rater" in labels.issues[1].reason
+
+
+# Defect 8: a file's identical rows are imported once
+
+
+def test_identical_rows_of_one_file_are_imported_once(tmp_path):
+    path = tmp_path / "labels.csv"
+    row = b"s1,0,0,correct,fine,alice\n"
+    other = b"s1,0,0,incorrect,fine,alice\n"  # another value: not a duplicate
+    path.write_bytes(HEADER + row + row + other)
+    distinct = list(dict.fromkeys([row, row, other]))
+    db = tmp_path / "store.sqlite"
+    done = _tsq("labels", "import", str(path), "--db", str(db), data_dir=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"Imported {len(distinct)} step labels" in done.stdout
+    assert "1 duplicate in the file skipped" in done.stdout
+    assert "0 already there" in done.stdout
+    assert _stored(db) == [
+        ("s1:0:0", "alice", "correct", "fine"),
+        ("s1:0:0", "alice", "incorrect", "fine"),
+    ]
+    again = _tsq("labels", "import", str(path), "--db", str(db), data_dir=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "Imported 0 step labels" in again.stdout
+    assert f"{len(distinct)} already there" in again.stdout
+    assert "1 duplicate in the file skipped" in again.stdout
+    assert len(_stored(db)) == len(distinct)
+
+
+def test_two_identical_rows_import_one(tmp_path):
+    path = tmp_path / "labels.jsonl"
+    row = {"session_id": "s", "turn_index": 0, "step_index": 0, "value": "correct"}
+    row["labeller"] = "ann"
+    path.write_text(json.dumps(row) + "\n" + json.dumps(row) + "\n")
+    db = tmp_path / "store.sqlite"
+    done = _tsq("labels", "import", str(path), "--db", str(db), data_dir=tmp_path)
+    assert "Imported 1 step labels" in done.stdout
+    assert "1 duplicate in the file skipped" in done.stdout
+    assert len(_stored(db)) == 1
+    again = _tsq("labels", "import", str(path), "--db", str(db), data_dir=tmp_path)
+    assert "Imported 0 step labels" in again.stdout
+    assert len(_stored(db)) == 1

@@ -101,14 +101,19 @@ def labels_group() -> None:
 def import_labels(file: str, db: str) -> None:
     """Add step labels from a CSV or JSONL file (session_id, turn_index, step_index, optional
     parent_call_id, value, reason, labeller); bad rows are reported, the rest kept."""
+    import sqlite3
+
     labels, issues = read_label_file(Path(file))
     store = _store_or_exit(Path(db))
-    have = {(x.item_id, x.labeller, x.value, x.reason) for x in store.step_labels(history=True)}
-    new = [x for x in labels if (x.item_id, x.labeller, x.value, x.reason) not in have]
-    store.save_step_labels(new)
+    try:
+        done = store.import_step_labels(labels)
+    except (OSError, sqlite3.Error) as error:
+        click.echo(f"{db}: cannot save the step labels ({error}).", err=True)
+        sys.exit(1)
+    repeated = f"{done.repeated} duplicate{'' if done.repeated == 1 else 's'} in the file skipped"
     click.echo(
-        f"Imported {len(new)} step labels into {db} ({len(labels) - len(new)} already there, "
-        f"{len(issues)} rows with issues)."
+        f"Imported {done.added} step labels into {db} ({done.already} already there, "
+        f"{repeated}, {len(issues)} rows with issues)."
     )
     if not labels:
         sys.exit(EXIT_UNUSABLE)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -83,6 +83,16 @@ class CauseSetting(BaseModel):
     cause: str
     set_by: str = Field(min_length=1)
     set_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+class StepLabelImport(NamedTuple):
+    """What an import of step labels did."""
+
+    added: int
+    already: int
+    """Labels left out because the store already held them."""
+    repeated: int
+    """Rows left out because they repeat an earlier row of the same file."""
 
 
 SETUP_WAIT = 30.0
@@ -221,6 +231,25 @@ class AdjudicationStore:
                 " VALUES (:item_id, :labeller, :value, :reason, :labelled_at)",
                 rows,
             )
+
+    def import_step_labels(self, labels: Sequence[StepLabel]) -> StepLabelImport:
+        """A file's labels, added in one transaction: a label the file repeats (the same item,
+        labeller, value and reason) is added once, and one already saved is not added again."""
+        distinct: dict[tuple[str, str, str, str], StepLabel] = {}
+        for label in labels:
+            distinct.setdefault((label.item_id, label.labeller, label.value, label.reason), label)
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # no other import between the check and the adding
+            saved = set(conn.execute("SELECT item_id, labeller, value, reason FROM step_labels"))
+            new = [label for key, label in distinct.items() if key not in saved]
+            conn.executemany(
+                "INSERT INTO step_labels (item_id, labeller, value, reason, labelled_at)"
+                " VALUES (:item_id, :labeller, :value, :reason, :labelled_at)",
+                [label.model_dump(mode="json") for label in new],
+            )
+        return StepLabelImport(
+            added=len(new), already=len(distinct) - len(new), repeated=len(labels) - len(distinct)
+        )
 
     def splits(self) -> dict[str, SplitAssignment]:
         """Every session's split, by session id."""
