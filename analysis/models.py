@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
@@ -284,6 +285,12 @@ StepKey = tuple[str, int, int | None, str | None]
 """A step's :data:`STEP_KEYS` values, in that order."""
 
 
+_ESCAPES = re.compile("%(25|3A)")
+"""What :func:`step_item_id` writes for a ``%`` and a ``:`` of a session id."""
+_COUNT = re.compile("0|[1-9][0-9]*")
+"""A turn or step index as an item id writes it: ASCII digits, no leading zero."""
+
+
 def step_item_id(
     session_id: str,
     turn_index: int,
@@ -291,11 +298,39 @@ def step_item_id(
     parent_call_id: str | None = None,
 ) -> str:
     """The label item of a step: ``SESSION:TURN:STEP``, with ``:CALL`` for a subagent's step
-    (``CALL`` the call that spawned it), or ``SESSION:TURN`` for a turn judged whole."""
+    (``CALL`` the call that spawned it; an empty one is none), or ``SESSION:TURN`` for a turn
+    judged whole (which has no call). ``SESSION`` is the session id with each ``%`` written
+    ``%25`` and each ``:`` written ``%3A`` (an id with neither, a UUID, is written as it is),
+    so that the first ``:`` ends it whatever the session id holds, and the call, last, may hold
+    ``:`` too: :func:`parse_step_item_id` gives the parts back."""
+    session = session_id.replace("%", "%25").replace(":", "%3A")
     if step_index is None:
-        return f"{session_id}:{turn_index}"
+        return f"{session}:{turn_index}"
     call = f":{parent_call_id}" if parent_call_id else ""
-    return f"{session_id}:{turn_index}:{step_index}{call}"
+    return f"{session}:{turn_index}:{step_index}{call}"
+
+
+def item_session_id(item_id: str) -> str:
+    """The session id of a label item (:func:`step_item_id`): what comes before its first
+    ``:``, ``%25`` and ``%3A`` read back as ``%`` and ``:``. Never refuses a text: any other
+    ``%`` is kept as it stands."""
+    session = item_id.partition(":")[0]
+    return _ESCAPES.sub(lambda escape: "%" if escape[1] == "25" else ":", session)
+
+
+def parse_step_item_id(item_id: str) -> StepKey:
+    """The step a label item names, as :data:`STEP_KEYS` values: the exact inverse of
+    :func:`step_item_id` (a turn judged whole has step and call None, a main agent's step
+    call None). Raises ValueError, in one sentence, for a text no step's item id can be."""
+    _, colon, rest = item_id.partition(":")
+    parts = rest.split(":", 2)
+    if not colon or not all(_COUNT.fullmatch(part) for part in parts[:2]) or parts[2:] == [""]:
+        raise ValueError(
+            f"{item_id!r} is not a step's item id "
+            "(SESSION:TURN, SESSION:TURN:STEP or SESSION:TURN:STEP:CALL)"
+        )
+    step = int(parts[1]) if len(parts) > 1 else None
+    return item_session_id(item_id), int(parts[0]), step, parts[2] if len(parts) > 2 else None
 
 
 Verdict = Literal["correct", "incorrect", "split", "unscored"]

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from analysis._scores import judge_name, majority_label
-from analysis.align._labels import LabelSet, Split
+from analysis.align._labels import LabelSet, Split, session_of
 from analysis.align._metrics import Comparison, SpecScore, compare, score_spec
 from analysis.align._tune import (
     Disagreement,
@@ -103,7 +103,7 @@ def labelled_steps(
     sessions: Sequence[Session], label_set: LabelSet
 ) -> dict[str, tuple[Session, int, int, str | None]]:
     """Each labelled step found in ``sessions``: item id -> (session, turn, step, parent call)."""
-    wanted = {item.split(":", 1)[0] for item in label_set.refs}
+    wanted = {session_of(item) for item in label_set.refs}
     found = {}
     for session in sessions:
         if session.session_id not in wanted:
