@@ -26,8 +26,9 @@ from ._samples import (
     sample_data_dir as sample_data_dir,
 )
 from ._serving import (
+    ANONYMOUS_WARNING as ANONYMOUS_WARNING,
+    Serving as Serving,
     is_loopback as is_loopback,
-    serving_refusal as serving_refusal,
 )
 from .catalog import (
     catalog_for_turn as catalog_for_turn,

@@ -1,18 +1,28 @@
-"""Local by default: whether the workbench's address reaches beyond this machine, and what
-serving it beyond requires (a data root).
+"""Local by default: whether the workbench is served to others, and what serving requires (a
+data root, and a way people log in).
 
 Streamlit listens on every interface when ``server.address`` is unset; the project's
-``.streamlit/config.toml`` sets ``localhost``. An address another machine can reach is a
-deliberate act, and then the pages need a data root to read inside.
+``.streamlit/config.toml`` sets ``localhost``. The app is *served* when it listens on an
+address that is not loopback, or when ``TSQ_SERVED=1`` says a proxy in front of a loopback app
+shares it. Served mode is the app's; the command line is always local.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 LOCAL_NAMES = {"localhost", "localhost.", "ip6-localhost", "ip6-loopback"}
 UNIX_SOCKET_PREFIX = "unix://"
+AuthMode = Literal["login", "proxy", "none"]
+AUTH_MODES: tuple[AuthMode, ...] = get_args(AuthMode)
+"""``login``: Streamlit's ``st.login`` (an ``[auth]`` section in the app's secrets);
+``proxy``: an authenticating proxy is in front; ``none``: anonymous on purpose."""
+ANONYMOUS_WARNING = (
+    "Anyone who reaches this workbench can use it: it is served without a login (TSQ_AUTH=none)."
+)
 
 
 def is_loopback(address: str | None) -> bool:
@@ -33,23 +43,87 @@ def is_loopback(address: str | None) -> bool:
         return False
 
 
-def serving_refusal(address: str | None, root: str | None) -> str | None:
-    """The one sentence the pages say instead of running, or None when they may run: bound
-    beyond loopback (``address``), the workbench needs a data root (``root``) that is a folder.
+def says_served(flag: str | None) -> bool:
+    """Whether ``TSQ_SERVED`` says a proxy shares the app: ``1``, ``true`` or ``yes``."""
+    return (flag or "").strip().lower() in {"1", "true", "yes"}
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How the app is run: where it listens, what it may read and how people log in.
+
+    ``address`` is Streamlit's ``server.address``, ``served_flag`` is ``TSQ_SERVED``, ``root``
+    the data root (``TSQ_DATA_ROOT`` or ``data_root`` in the secrets), ``auth`` is
+    ``TSQ_AUTH`` and ``login_configured`` whether the secrets hold an ``[auth]`` section.
     """
-    if is_loopback(address):
+
+    address: str | None
+    root: str | None = None
+    served_flag: str | None = None
+    auth: str | None = None
+    login_configured: bool = False
+
+    @property
+    def served(self) -> bool:
+        return not is_loopback(self.address) or says_served(self.served_flag)
+
+    @property
+    def auth_mode(self) -> AuthMode | None:
+        """How visitors log in: ``TSQ_AUTH`` when it is one of the modes, else ``login`` when
+        the secrets configure it; None when nothing (valid) says."""
+        named = (self.auth or "").strip().lower()
+        if named:
+            return next((mode for mode in AUTH_MODES if mode == named), None)
+        return "login" if self.login_configured else None
+
+    @property
+    def anonymous(self) -> bool:
+        """Served to anyone who reaches it, on purpose (``TSQ_AUTH=none``)."""
+        return self.served and self.auth_mode == "none"
+
+    def _where(self) -> str:
+        if not is_loopback(self.address):
+            where = f"at {self.address}" if self.address else "on every network interface"
+            return f"listens {where}, beyond this machine,"
+        return "is shared through a proxy (TSQ_SERVED),"
+
+    def refusal(self) -> str | None:
+        """The one sentence every page says instead of running, or None when pages may run:
+        served, the workbench needs a data root that is a folder, and a way people log in."""
+        if not self.served:
+            return None
+        where = self._where()
+        setting = "set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the folder"
+        if self.root is None:
+            local = ", or serve it on localhost" if not is_loopback(self.address) else ""
+            return (
+                f"This workbench {where} and has no data root, so its pages are off: "
+                f"{setting} it may read{local}."
+            )
+        if not Path(self.root).expanduser().is_dir():
+            return (
+                f"This workbench {where} and its data root {self.root} is not a folder, so "
+                f"its pages are off: {setting} it may read."
+            )
+        return self._auth_refusal(where)
+
+    def _auth_refusal(self, where: str) -> str | None:
+        mode = self.auth_mode
+        if self.auth and mode is None:
+            return (
+                f"TSQ_AUTH={self.auth.strip()} is not one of login, proxy or none, so the "
+                "pages of this workbench are off."
+            )
+        if mode is None:
+            return (
+                f"This workbench {where} and nothing says how people log in, so its pages are "
+                "off: give .streamlit/secrets.toml an [auth] section (Streamlit's login), or "
+                "set TSQ_AUTH=proxy when an authenticating proxy is in front, or TSQ_AUTH=none "
+                "to let anyone who reaches it in."
+            )
+        if mode == "login" and not self.login_configured:
+            return (
+                "TSQ_AUTH=login needs an [auth] section in .streamlit/secrets.toml (Streamlit's "
+                "login), so the pages of this workbench are off."
+            )
         return None
-    where = f"at {address}" if address else "on every network interface"
-    if root is None:
-        return (
-            f"This workbench listens {where}, beyond this machine, and has no data root, so "
-            "its pages are off: set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) "
-            "to the folder it may read, or serve it on localhost."
-        )
-    if not Path(root).expanduser().is_dir():
-        return (
-            f"This workbench listens {where}, beyond this machine, and its data root {root} "
-            "is not a folder, so its pages are off: set TSQ_DATA_ROOT (or data_root in "
-            ".streamlit/secrets.toml) to the folder it may read."
-        )
-    return None

@@ -8,8 +8,17 @@ import streamlit as st
 
 import analysis
 from analysis.llm import KEY_ENVS, LLMError, key_from, needs_key, parse_model_name
-from workbench import Key, chart_downloads, data_source, inert, page_frame
-from workbench.council import council_section, key_environment
+from workbench import (
+    Key,
+    chart_downloads,
+    data_source,
+    endpoint_choice,
+    endpoint_rules,
+    inert,
+    key_environment,
+    page_frame,
+)
+from workbench.council import council_section
 
 page_frame("judge")
 st.title("Judge")
@@ -43,6 +52,7 @@ if st.session_state.get(Key.JUDGE_SPEC_SHOWN) != spec.judge_id:  # a new spec: i
     st.session_state[Key.JUDGE_SPEC_SHOWN] = spec.judge_id
     st.session_state[Key.JUDGE_MODEL] = spec.model
     st.session_state[Key.JUDGE_VOTES] = spec.votes
+    st.session_state[Key.JUDGE_BASE_URL] = spec.base_url or ""
 model = st.text_input(
     "Judge model",
     key=Key.JUDGE_MODEL,
@@ -74,14 +84,13 @@ ablation = st.toggle(
     help="Judge each unit under three conditions (three times the requests), as tsq judge "
     "--ablation does.",
 )
-base_url = (
-    st.text_input(
-        "Base URL (optional)",
-        key="judge_base_url",
-        help="Another endpoint of the model's API, e.g. a vLLM or Ollama server for openai:.",
-    )
-    or None
-)
+try:
+    provider = parse_model_name(model)[0]
+    rules = endpoint_rules()  # served: only the operator's endpoints, each with its own key
+except LLMError as error:
+    st.error(inert(str(error)))
+    st.stop()
+base_url = endpoint_choice(rules, provider, spec.base_url)
 
 chosen = [s for s in map(workspace.session, ids) if s is not None]
 try:
@@ -108,13 +117,8 @@ estimate = analysis.estimate_run(units, votes, model, spec.system_text())
 st.caption(estimate.in_words(unit, votes, len(conditions)))
 st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
 
-try:
-    provider = parse_model_name(model)[0]
-except LLMError as error:
-    st.error(inert(str(error)))
-    st.stop()
 key_names = KEY_ENVS[provider]
-api_key = key_from(model, key_environment())
+api_key = key_from(model, key_environment()) if rules is None else rules.key_for(provider, base_url)
 if not api_key and needs_key(provider, base_url):
     st.info(
         f"No API key: set {' or '.join(key_names)} in the environment or in "
@@ -129,7 +133,7 @@ elif st.button("Run the judge", disabled=not units, key="judge_run"):
         done[0] += 1
         bar.progress(done[0] / len(units), text=f"Judged {done[0]} of {len(units)}")
 
-    config = spec.judge_config(api_key=api_key)
+    config = spec.judge_config(api_key=api_key, endpoints=rules)
     try:
         results, stats = asyncio.run(analysis.judge_rendered(units, config, on_turn=advance))
     except analysis.JudgeError as error:

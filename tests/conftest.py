@@ -156,13 +156,18 @@ def server_address(address: str | None) -> Iterator[None]:
         config.set_option("server.address", saved)
 
 
+SERVING_SETTINGS = ("TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_ENDPOINTS")
+"""The operator's settings of a served workbench: none unless a test sets them."""
+
+
 @pytest.fixture
 def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """The workbench as a new server starts it, as ``make run`` does (on localhost): no cached
-    data, no API key, no data root, and the decision store (``TSQ_DATA_DIR``) in this test's
-    own folder."""
+    data, no API key, no serving setting (data root, served, auth, endpoints), and the
+    decision store (``TSQ_DATA_DIR``) in this test's own folder."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.delenv("TSQ_DATA_ROOT", raising=False)
+    for setting in SERVING_SETTINGS:
+        monkeypatch.delenv(setting, raising=False)
     monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
     clear_streamlit_caches()
     with server_address("localhost"):

@@ -59,10 +59,11 @@ def streamlit_server(
 ) -> Iterator[Server]:
     """Run ``command`` (default: ``streamlit run app.py`` on 127.0.0.1) until the ``with``
     ends. The port and headless mode go in through Streamlit's environment variables, so any
-    command that starts the app (``make run``) gets them. No API key and no data root unless
+    command that starts the app (``make run``) gets them. No API key and no serving setting unless
     ``env`` gives them."""
     port = port or free_port()
-    base = {key: value for key, value in os.environ.items() if key != "TSQ_DATA_ROOT"}
+    serving = {"TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_ENDPOINTS"}
+    base = {key: value for key, value in os.environ.items() if key not in serving}
     environment = {
         **base,
         "ANTHROPIC_API_KEY": "",

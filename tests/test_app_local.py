@@ -72,8 +72,9 @@ def test_unset_the_address_is_every_interface_and_refused_too():
     assert not at.dataframe
 
 
-def test_beyond_loopback_with_a_data_root_the_pages_run(rooted):
+def test_beyond_loopback_with_a_data_root_the_pages_run(rooted, monkeypatch):
     root, _ = rooted
+    monkeypatch.setenv("TSQ_AUTH", "none")
     with server_address("0.0.0.0"):
         at = page("pages/overview.py", source="folder", folder=str(root / "projects"))
     assert not at.exception
@@ -81,8 +82,10 @@ def test_beyond_loopback_with_a_data_root_the_pages_run(rooted):
     assert at.dataframe[0].value["session_id"].tolist() == [BAD]
 
 
-def test_a_data_root_in_the_secrets_counts_too(tmp_path):
+def test_a_data_root_in_the_secrets_counts_too(tmp_path, monkeypatch):
     from conftest import APP
+
+    monkeypatch.setenv("TSQ_AUTH", "proxy")
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(APP), default_timeout=60)

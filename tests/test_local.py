@@ -52,24 +52,79 @@ def test_only_loopback_addresses_are_local(address, loopback):
     assert analysis.is_loopback(address) is loopback
 
 
+def refusal_of(address: str | None, root: str | None, **settings: str | bool) -> str | None:
+    return analysis.Serving(address, root, **settings).refusal()  # type: ignore[arg-type]
+
+
 def test_serving_beyond_loopback_needs_a_data_root_said_in_one_sentence(tmp_path):
-    assert analysis.serving_refusal("localhost", None) is None
-    assert analysis.serving_refusal("0.0.0.0", str(tmp_path)) is None
-    refusal = analysis.serving_refusal("0.0.0.0", None)
+    assert refusal_of("localhost", None) is None
+    assert refusal_of("0.0.0.0", str(tmp_path), auth="none") is None
+    refusal = refusal_of("0.0.0.0", None)
     assert refusal == (
         "This workbench listens at 0.0.0.0, beyond this machine, and has no data root, so its "
         "pages are off: set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the "
         "folder it may read, or serve it on localhost."
     )
-    unset = analysis.serving_refusal(None, None)
+    unset = refusal_of(None, None)
     assert unset is not None
     assert unset.startswith("This workbench listens on every network interface, beyond")
-    missing = analysis.serving_refusal("0.0.0.0", str(tmp_path / "nowhere"))
+    missing = refusal_of("0.0.0.0", str(tmp_path / "nowhere"))
     assert missing is not None
     assert f"its data root {tmp_path / 'nowhere'} is not a folder" in missing
     for sentence in (refusal, unset, missing):
         assert sentence.count(". ") == 0
         assert "\n" not in sentence
+
+
+NO_LOGIN = (
+    "and nothing says how people log in, so its pages are off: give .streamlit/secrets.toml "
+    "an [auth] section (Streamlit's login), or set TSQ_AUTH=proxy when an authenticating "
+    "proxy is in front, or TSQ_AUTH=none to let anyone who reaches it in."
+)
+
+
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        ({}, "This workbench listens at 0.0.0.0, beyond this machine, " + NO_LOGIN),
+        ({"auth": "none"}, None),
+        ({"auth": "proxy"}, None),
+        ({"auth": " Proxy "}, None),
+        ({"login_configured": True}, None),
+        ({"auth": "login", "login_configured": True}, None),
+        ({"auth": "none", "login_configured": True}, None),
+        (
+            {"auth": "login"},
+            "TSQ_AUTH=login needs an [auth] section in .streamlit/secrets.toml (Streamlit's "
+            "login), so the pages of this workbench are off.",
+        ),
+        (
+            {"auth": "nobody"},
+            "TSQ_AUTH=nobody is not one of login, proxy or none, so the pages of this "
+            "workbench are off.",
+        ),
+    ],
+)
+def test_served_the_pages_run_only_once_the_operator_says_how_people_log_in(
+    tmp_path, settings, refused
+):
+    assert refusal_of("0.0.0.0", str(tmp_path), **settings) == refused
+
+
+def test_a_proxy_in_front_of_loopback_is_served_too(tmp_path):
+    assert not analysis.Serving("localhost").served
+    assert not analysis.Serving("localhost", served_flag="0").served
+    for flag in ("1", "true", "YES"):
+        assert analysis.Serving("127.0.0.1", served_flag=flag).served
+    behind = refusal_of("localhost", str(tmp_path), served_flag="1")
+    assert behind == "This workbench is shared through a proxy (TSQ_SERVED), " + NO_LOGIN
+    assert refusal_of("localhost", None, served_flag="1") == (
+        "This workbench is shared through a proxy (TSQ_SERVED), and has no data root, so its "
+        "pages are off: set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the "
+        "folder it may read."
+    )
+    assert analysis.Serving("localhost", str(tmp_path), "1", "none").anonymous
+    assert not analysis.Serving("localhost", str(tmp_path), None, "none").anonymous  # local
 
 
 @pytest.fixture

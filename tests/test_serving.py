@@ -59,11 +59,13 @@ def open_server():
 
 @pytest.fixture(scope="module")
 def rooted_server(tmp_path_factory):
-    """Bound to every IPv4 interface with a data root: ``root`` holds ``projects`` (one
-    transcript) and ``link``, a symlink to ``outside`` (another)."""
+    """Bound to every IPv4 interface with a data root, open to anyone on purpose
+    (``TSQ_AUTH=none``): ``root`` holds ``projects`` (one transcript) and ``link``, a symlink
+    to ``outside`` (another)."""
     root, outside = data_root_workspace(tmp_path_factory.mktemp("served"))
     command = streamlit_command("--server.address", "0.0.0.0")
-    with streamlit_server(command, env={"TSQ_DATA_ROOT": str(root)}) as server:
+    env = {"TSQ_DATA_ROOT": str(root), "TSQ_AUTH": "none"}
+    with streamlit_server(command, env=env) as server:
         yield server, root, outside
 
 

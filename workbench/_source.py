@@ -1,5 +1,6 @@
 """The data source every page shares: the sidebar controls, the collection read through
-the index, uploads, the serving rules, and the judge whose judgments the pages show."""
+the index, uploads, the serving rules (a data root, a login, the endpoints a request may go
+to), and the judge whose judgments the pages show."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ import streamlit as st
 import analysis
 from analysis.index import Collection
 from analysis.ingest import PrivateFolder, save_uploads
+from analysis.llm import (
+    ENDPOINTS_ENV,
+    KEY_ENVS,
+    EndpointRules,
+    ListedEndpoint,
+    ProviderName,
+    endpoints_from_env,
+    endpoints_from_table,
+)
 from workbench._state import Kept, Key
 from workbench._text import inert
 from workbench._url import PLACE, forget, set_url
@@ -153,17 +163,107 @@ def _login_configured() -> bool:
     return bool(st.secrets.load_if_toml_exists() and "auth" in st.secrets)
 
 
+def serving() -> analysis.Serving:
+    """How this app is run: its address, ``TSQ_SERVED``, the data root and how people log in
+    (``TSQ_AUTH``, the secrets' ``[auth]`` section)."""
+    return analysis.Serving(
+        address=st.get_option("server.address"),
+        root=data_root(),
+        served_flag=os.environ.get("TSQ_SERVED"),
+        auth=os.environ.get("TSQ_AUTH"),
+        login_configured=_login_configured(),
+    )
+
+
 def refuse_unsafe_serving() -> None:
-    """Before any page runs: bound beyond loopback without a data root, say so in one sentence
-    and stop; with Streamlit's OIDC login configured, a visitor logs in first."""
-    refusal = analysis.serving_refusal(st.get_option("server.address"), data_root())
+    """Before any page runs: served without a data root or without a way people log in, say so
+    in one sentence and stop; with Streamlit's login, a visitor logs in first; served to anyone
+    on purpose (``TSQ_AUTH=none``), say so at the top of every page."""
+    how = serving()
+    refusal = how.refusal()
     if refusal:
         st.error(inert(refusal))
         st.stop()
-    if _login_configured() and not st.user.get("is_logged_in"):
+    if how.auth_mode == "login" and how.login_configured and not st.user.get("is_logged_in"):
         st.info("Log in to open the workbench.")
         st.button("Log in", on_click=st.login, key="login")
         st.stop()
+    if how.anonymous:
+        st.warning(analysis.ANONYMOUS_WARNING, icon=":material/public:")
+
+
+def key_environment() -> dict[str, str]:
+    """The environment, with any API key set in the app's secrets on top (the judge and the
+    council read their keys from it)."""
+    env = dict(os.environ)
+    if st.secrets.load_if_toml_exists():
+        for name in (name for names in KEY_ENVS.values() for name in names):
+            value = st.secrets.get(name)
+            if isinstance(value, str) and value:
+                env[name] = value
+    return env
+
+
+def _listed_key_environment(listed: list[ListedEndpoint]) -> dict[str, str]:
+    """The providers' keys, and the keys listed endpoints name (from the environment or the
+    secrets), by variable: all that a served request may carry."""
+    env = key_environment()
+    keys = {name: env[name] for names in KEY_ENVS.values() for name in names if env.get(name)}
+    secrets = st.secrets if st.secrets.load_if_toml_exists() else {}
+    for name in (e.key for e in listed if e.key):
+        value = secrets.get(name) or os.environ.get(name)
+        if isinstance(value, str) and value:
+            keys[name] = value
+    return keys
+
+
+def endpoint_rules() -> EndpointRules | None:
+    """Served: the endpoints the operator lists (``[endpoints]`` in the secrets, then
+    ``TSQ_ENDPOINTS``) with the keys they may receive; None when local (the user's choice).
+    Raises ``EndpointError`` when the operator's list cannot be read."""
+    if not serving().served:
+        return None
+    listed = []
+    if st.secrets.load_if_toml_exists() and "endpoints" in st.secrets:
+        listed += endpoints_from_table(st.secrets["endpoints"], ".streamlit/secrets.toml")
+    listed += endpoints_from_env(os.environ.get(ENDPOINTS_ENV, ""))
+    return EndpointRules(tuple(listed), _listed_key_environment(listed))
+
+
+OWN_API = "The provider's own API"
+
+
+def endpoint_choice(
+    rules: EndpointRules | None, provider: ProviderName, given: str | None
+) -> str | None:
+    """Where the judge's requests go (None: the provider's own API). Local, a text field
+    (``Key.JUDGE_BASE_URL``, which the page fills with a spec's base URL). Served, a choice of
+    the provider's own API and the endpoints the operator lists, never a text field; a spec
+    naming an endpoint outside them (``given``) is refused in one sentence and the page stops."""
+    if rules is None:
+        typed: str = st.text_input(
+            "Base URL (optional)",
+            key=Key.JUDGE_BASE_URL,
+            help="Another endpoint of the model's API, e.g. a vLLM or Ollama server for openai:.",
+        )
+        return typed.strip() or None
+    refusal = rules.refusal(provider, given)
+    if refusal:
+        st.error(inert(f"The judge spec names {given}. {refusal}"))
+        st.stop()
+    listed = {f"{e.name} · {e.base_url}": e.base_url for e in rules.listed}
+    options = [OWN_API, *listed]
+    named = None if given is None else rules.listed_at(given)
+    default = f"{named.name} · {named.base_url}" if named is not None else OWN_API
+    choice = st.selectbox(
+        "Endpoint",
+        options,
+        index=options.index(default),
+        key=f"judge_endpoint_{default}",  # a spec naming another endpoint starts from it
+        help="Where the judge's requests go: the model provider's own API, or an endpoint the "
+        "operator of this workbench allows.",
+    )
+    return listed.get(choice)
 
 
 def confined(typed: str, also: tuple[Path, ...] = ()) -> tuple[Path, str | None]:

@@ -16,6 +16,7 @@ class Key(StrEnum):
     JUDGE_SPEC_SHOWN = "judge_spec_shown"
     JUDGE_MODEL = "judge_model"
     JUDGE_VOTES = "judge_votes"
+    JUDGE_BASE_URL = "judge_base_url"
     COUNCIL_LABELS = "council_labels"
     COUNCIL_TABLES = "council_tables"
     COUNCIL_AGREEMENT = "council_agreement"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,30 +22,19 @@ from analysis.council import (
     api_keys,
     council_estimate,
     council_rows_frame,
+    endpoint_refusal,
     example_config_path,
     missing_keys,
     read_council_config,
     render_session_for_council,
     run_council,
 )
-from analysis.llm import KEY_ENVS, LLMError
+from analysis.llm import EndpointError, EndpointRules, LLMError
 from workbench._panels import transcript_text
-from workbench._source import data_root
+from workbench._source import data_root, endpoint_rules, key_environment
 from workbench._state import Key
 from workbench._study import StudyView, decision_store
 from workbench._text import inert
-
-
-def key_environment() -> dict[str, str]:
-    """The environment, with any API key set in the app's secrets on top (the judge and the
-    council read their keys from it)."""
-    env = dict(os.environ)
-    if st.secrets.load_if_toml_exists():
-        for name in (name for names in KEY_ENVS.values() for name in names):
-            value = st.secrets.get(name)
-            if isinstance(value, str) and value:
-                env[name] = value
-    return env
 
 
 def _merged(new: pl.DataFrame) -> pl.DataFrame:
@@ -69,6 +57,15 @@ def council_section(chosen: list[analysis.Session]) -> None:
         except (CouncilError, analysis.ingest.OutsideRoot) as error:
             st.error(inert(str(error)))
             return
+        try:
+            rules = endpoint_rules()
+        except EndpointError as error:
+            st.error(inert(str(error)))
+            return
+        refusal = endpoint_refusal(config, rules)
+        if refusal:
+            st.error(inert(refusal))
+            return
         judges = ", ".join(member.model for member in config.stage1)
         st.caption(
             f"Stage-1 judges: {judges}; chairman: {config.chairman.model}; fields: "
@@ -88,7 +85,7 @@ def council_section(chosen: list[analysis.Session]) -> None:
                 ".streamlit/secrets.toml to run it."
             )
         elif st.button("Run the council", disabled=not chosen, key="council_run"):
-            _run(chosen, config, env)
+            _run(chosen, config, env, rules)
         labels: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
         if labels is not None and not labels.is_empty():
             st.caption(
@@ -99,7 +96,10 @@ def council_section(chosen: list[analysis.Session]) -> None:
 
 
 def _run(
-    chosen: list[analysis.Session], config: analysis.council.CouncilConfig, env: dict[str, str]
+    chosen: list[analysis.Session],
+    config: analysis.council.CouncilConfig,
+    env: dict[str, str],
+    rules: EndpointRules | None,
 ) -> None:
     bar = st.progress(0.0, text="The council is labelling…")
     done = [0]
@@ -109,7 +109,7 @@ def _run(
         bar.progress(done[0] / len(chosen), text=f"Labelled {done[0]} of {len(chosen)}")
 
     try:
-        rows, stats = asyncio.run(run_council(chosen, config, None, advance, api_keys(env)))
+        rows, stats = asyncio.run(run_council(chosen, config, None, advance, api_keys(env), rules))
     except LLMError as error:
         st.error(inert(str(error)))
         return

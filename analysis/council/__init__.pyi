@@ -6,6 +6,7 @@ from ._config import (
     CouncilError as CouncilError,
     CouncilMember as CouncilMember,
     api_keys as api_keys,
+    endpoint_refusal as endpoint_refusal,
     example_config_path as example_config_path,
     key_env as key_env,
     missing_keys as missing_keys,

@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from analysis._jsonio import first_error
 from analysis._samples import sample_data_dir
 from analysis.ingest._roots import inside_root
-from analysis.llm._config import KEY_ENVS, LLMError, ProviderName, needs_key, parse_model_name
+from analysis.llm._config import (
+    KEY_ENVS,
+    EndpointRules,
+    LLMError,
+    ProviderName,
+    needs_key,
+    parse_model_name,
+)
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config
 
 DEFAULT_BUDGET_CHARS = 12_000
@@ -157,3 +164,15 @@ def missing_keys(config: CouncilConfig, env: Mapping[str, str]) -> list[str]:
     )
     found = api_keys(env)
     return [name for name in needed if name not in found]
+
+
+def endpoint_refusal(config: CouncilConfig, rules: EndpointRules | None) -> str | None:
+    """Served (``rules`` given): one sentence naming the first member whose endpoint the
+    operator does not allow, before any request; None when every member's is allowed."""
+    if rules is None:
+        return None
+    for member in config.members:
+        refusal = rules.refusal(member.provider, member.base_url)
+        if refusal:
+            return f"Council member {member.model}: {refusal}"
+    return None

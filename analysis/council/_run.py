@@ -28,7 +28,7 @@ from analysis.council._prompt import (
 from analysis.council._render import render_session_for_council
 from analysis.llm._cache import default_cache_dir
 from analysis.llm._client import LLMClient, open_client
-from analysis.llm._config import LLMConfig, LLMError
+from analysis.llm._config import EndpointRules, LLMConfig, LLMError
 from analysis.llm._cost import RunStats
 from analysis.models import Session
 from analysis.study._config import FieldSpec
@@ -92,6 +92,7 @@ def _llm_config(
     config: CouncilConfig,
     cache_dir: Path | None,
     api_keys: Mapping[str, str],
+    endpoints: EndpointRules | None,
 ) -> LLMConfig:
     return LLMConfig(
         model=member.model,
@@ -104,6 +105,7 @@ def _llm_config(
         max_tokens=config.max_tokens,
         cache_dir=cache_dir or default_cache_dir(),
         cache_file=COUNCIL_CACHE,
+        endpoints=endpoints,
     )
 
 
@@ -136,12 +138,14 @@ async def run_council(
     cache_dir: Path | None = None,
     on_item: Callable[[], None] | None = None,
     api_keys: Mapping[str, str] | None = None,
+    endpoints: EndpointRules | None = None,
 ) -> tuple[list[CouncilLabel], CouncilStats]:
     """Label every session: each stage-1 judge labels every field with its reasoning (asked
     ``votes`` times, its label their majority), then the chairman gives the council's label.
 
     ``cache_dir`` holds valid answers (default: the user's cache folder); ``api_keys`` maps a
-    key variable (``ANTHROPIC_API_KEY``) to a key, else the environment's is used. Raises
+    key variable (``ANTHROPIC_API_KEY``) to a key, else the environment's is used; served,
+    ``endpoints`` says where requests may go and which key goes with them. Raises
     LLMError when the council cannot start (a key, a model); an answer that cannot be had is
     a failure in the stats, and its labels are left out.
     """
@@ -153,7 +157,9 @@ async def run_council(
         for member in config.members:
             member_stats = RunStats(model=member.model)
             stats.members.append(member_stats)
-            client = open_client(_llm_config(member, config, cache_dir, keys), member_stats)
+            client = open_client(
+                _llm_config(member, config, cache_dir, keys, endpoints), member_stats
+            )
             clients.append(await stack.enter_async_context(client))
         await asyncio.gather(*(client.resolve_model() for client in clients))
         raters = _raters(config.members, clients)

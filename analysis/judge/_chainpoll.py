@@ -22,7 +22,13 @@ from pydantic import BaseModel, Field
 from analysis.judge._rubric import RUBRIC, RUBRIC_VERSION, parse_vote, vote_request
 from analysis.llm._cache import default_cache_dir as default_cache_dir
 from analysis.llm._client import Answer, LLMClient, open_client
-from analysis.llm._config import DEFAULT_TIMEOUT, LLMConfig, LLMError, batch_unsupported
+from analysis.llm._config import (
+    DEFAULT_TIMEOUT,
+    EndpointRules,
+    LLMConfig,
+    LLMError,
+    batch_unsupported,
+)
 from analysis.llm._cost import RunStats
 from analysis.models import Judgment, Vote
 from analysis.render._judge_input import JudgeInput
@@ -63,6 +69,8 @@ class JudgeConfig(BaseModel):
     covers its condition, so an ablation's three conditions are three judges); empty: a run
     without a spec."""
     rubric_version: str = RUBRIC_VERSION
+    endpoints: EndpointRules | None = Field(default=None, exclude=True, repr=False)
+    """Served: where requests may go and which key goes with them (``LLMConfig.endpoints``)."""
 
     def llm_config(self, cache: bool = True) -> LLMConfig:
         """The model client's settings, the provider taken from the model name; with ``cache``,
@@ -80,6 +88,7 @@ class JudgeConfig(BaseModel):
             cache_dir=(self.cache_dir or default_cache_dir()) if cache else None,
             cache_file=VOTE_CACHE,
             poll_seconds=self.poll_seconds,
+            endpoints=self.endpoints,
         )
 
 

@@ -12,13 +12,24 @@ from ._client import (
 )
 from ._config import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    ENDPOINTS_ENV as ENDPOINTS_ENV,
     KEY_ENVS as KEY_ENVS,
+    NO_KEY as NO_KEY,
+    PROVIDER_HOSTS as PROVIDER_HOSTS,
     PROVIDERS as PROVIDERS,
+    EndpointError as EndpointError,
+    EndpointRules as EndpointRules,
+    ListedEndpoint as ListedEndpoint,
     LLMConfig as LLMConfig,
     LLMError as LLMError,
+    ProviderName as ProviderName,
+    endpoints_from_env as endpoints_from_env,
+    endpoints_from_table as endpoints_from_table,
+    is_own_api as is_own_api,
     key_from as key_from,
     needs_key as needs_key,
     parse_model_name as parse_model_name,
+    same_endpoint as same_endpoint,
 )
 from ._cost import (
     AnswerTokens as AnswerTokens,

@@ -62,7 +62,16 @@ def _parser(parse: type[BaseModel] | Callable[[dict[str, Any]], Any]) -> Parse[A
 
 
 def open_provider(config: LLMConfig, on_request: Callable[[], None]) -> Provider:
-    """The provider ``config`` names (its SDK imported now, not before)."""
+    """The provider ``config`` names (its SDK imported now, not before). Served (the config
+    has ``endpoints``), an endpoint the operator does not allow is an LLMError before any
+    request, and the key is the one the rules give, never the environment's."""
+    rules = config.endpoints
+    if rules is not None:
+        refusal = rules.refusal(config.provider, config.base_url)
+        if refusal:
+            raise LLMError(refusal)
+        key = rules.key_for(config.provider, config.base_url)
+        config = config.model_copy(update={"api_key": key})
     if config.provider in ("openai", "gemini"):
         from analysis.llm._openai import OpenAIProvider
 

@@ -3,15 +3,39 @@
 A model is named ``provider:model`` (``openai:gpt-4o``, ``gemini:gemini-2.5-flash``,
 ``anthropic:claude-opus-4-1``); a bare name is Anthropic's. ``parse_model_name`` is the one place
 that reads such a name.
+
+Where a request may go: local, anything the user names is the user's choice. Served (the app
+shared with others, ``EndpointRules``), a request goes only to a provider's own API or to an
+endpoint the operator lists, and a key is attached only to its own provider's host or to a
+listed endpoint that names it, so a visitor can never point the operator's key at a server of
+their own. The operator lists endpoints in ``.streamlit/secrets.toml``::
+
+    [endpoints.vllm]
+    base_url = "http://gpu-box:8000/v1"
+    key = "VLLM_API_KEY"        # optional: the variable whose value this endpoint receives
+
+or in ``TSQ_ENDPOINTS``: ``NAME=URL`` entries separated by commas, each optionally followed by
+a space and its key variable (``vllm=http://gpu-box:8000/v1 VLLM_API_KEY``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from analysis._jsonio import first_error
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one HTTP request may take before it counts as timed out (and is retried)."""
@@ -69,6 +93,146 @@ def _listed() -> str:
     return ", ".join(PROVIDERS[:-1]) + f" or {PROVIDERS[-1]}"
 
 
+# Where a served workbench may send a request, and which key goes with it.
+PROVIDER_HOSTS: dict[ProviderName, str] = {
+    "anthropic": "api.anthropic.com",
+    "openai": "api.openai.com",
+    "gemini": "generativelanguage.googleapis.com",
+}
+"""Each provider's own API host: its key may go there, over HTTPS."""
+NO_KEY = "no-key"
+"""Sent to a listed endpoint that names no key, so the SDK never falls back on the server's
+environment (an SDK needs some key; servers without authentication ignore it)."""
+ENDPOINTS_ENV = "TSQ_ENDPOINTS"
+
+
+class EndpointError(LLMError):
+    """The operator's list of endpoints cannot be read; one sentence."""
+
+
+class ListedEndpoint(BaseModel):
+    """One endpoint the operator allows, and the key variable it may receive (if any)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    base_url: str
+    key: str | None = None
+    """The variable (environment or the app's secrets) whose value goes to this endpoint;
+    None: no key is sent."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, base_url: str) -> str:
+        parts = urlsplit(base_url.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{base_url!r} is not an http(s) URL")
+        return base_url.strip()
+
+    @field_validator("name", "key")
+    @classmethod
+    def _no_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank")
+        return None if value is None else value.strip()
+
+
+def same_endpoint(one: str, other: str) -> bool:
+    """Whether two base URLs name the same endpoint: scheme, host, port and path alike (case
+    of scheme and host, default ports and trailing slashes aside)."""
+    return _canonical(one) == _canonical(other)
+
+
+def _canonical(url: str) -> tuple[str, str, int | None, str]:
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1  # a malformed port matches nothing listed
+    if port == {"http": 80, "https": 443}.get(scheme):
+        port = None
+    return scheme, (parts.hostname or "").lower(), port, parts.path.rstrip("/")
+
+
+def is_own_api(provider: ProviderName, base_url: str | None) -> bool:
+    """Whether ``base_url`` is ``provider``'s own API: none given, or HTTPS to its host."""
+    if base_url is None:
+        return True
+    parts = urlsplit(base_url.strip())
+    own = PROVIDER_HOSTS[provider]
+    return parts.scheme.lower() == "https" and (parts.hostname or "").lower() == own
+
+
+def endpoints_from_env(text: str) -> list[ListedEndpoint]:
+    """``TSQ_ENDPOINTS``: ``NAME=URL [KEY]`` entries separated by commas."""
+    listed = []
+    for entry in (part.strip() for part in text.split(",")):
+        if not entry:
+            continue
+        name, equals, rest = entry.partition("=")
+        words = rest.split()
+        if not equals or len(words) not in (1, 2):
+            raise EndpointError(
+                f"{ENDPOINTS_ENV}: {entry!r} is not NAME=URL or NAME=URL KEY_VARIABLE."
+            )
+        key = words[1] if len(words) == 2 else None
+        listed.append(_endpoint(ENDPOINTS_ENV, {"name": name, "base_url": words[0], "key": key}))
+    return listed
+
+
+def endpoints_from_table(table: Mapping[str, Any], where: str) -> list[ListedEndpoint]:
+    """``[endpoints.NAME]`` tables (``base_url``, optional ``key``) from the app's secrets."""
+    listed = []
+    for name, entry in table.items():
+        if not isinstance(entry, Mapping):
+            raise EndpointError(f"{where}: endpoints.{name} is not a table with a base_url.")
+        listed.append(_endpoint(f"{where}: endpoints.{name}", {"name": name, **entry}))
+    return listed
+
+
+def _endpoint(where: str, data: dict[str, Any]) -> ListedEndpoint:
+    try:
+        return ListedEndpoint.model_validate(data)
+    except ValidationError as error:
+        raise EndpointError(f"{where}: not an endpoint ({first_error(error)}).") from None
+
+
+@dataclass(frozen=True)
+class EndpointRules:
+    """Served: the endpoints the operator lists, and the keys the operator has (by variable).
+
+    ``refusal`` says why a request may not go somewhere; ``key_for`` gives the one key that
+    may go with it.
+    """
+
+    listed: tuple[ListedEndpoint, ...] = ()
+    keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def listed_at(self, base_url: str) -> ListedEndpoint | None:
+        return next((e for e in self.listed if same_endpoint(e.base_url, base_url)), None)
+
+    def refusal(self, provider: ProviderName, base_url: str | None) -> str | None:
+        """One sentence when a request to ``base_url`` is not allowed, else None."""
+        if is_own_api(provider, base_url) or self.listed_at(str(base_url)) is not None:
+            return None
+        names = ", ".join(e.name for e in self.listed) or "none are listed"
+        return (
+            f"The endpoint {base_url} is not one this workbench's operator allows, so no "
+            f"request goes to it: use the provider's own API or a listed endpoint ({names})."
+        )
+
+    def key_for(self, provider: ProviderName, base_url: str | None) -> str | None:
+        """The key sent with a request to ``base_url`` (an allowed one): on the provider's own
+        API its own key (None when the operator has none), to a listed endpoint the key it
+        names, else ``NO_KEY`` (never the environment's)."""
+        if is_own_api(provider, base_url):
+            return next((self.keys[n] for n in KEY_ENVS[provider] if self.keys.get(n)), None)
+        listed = self.listed_at(str(base_url))
+        named = listed.key if listed is not None else None
+        return (self.keys.get(named) if named else None) or NO_KEY
+
+
 def batch_unsupported(provider: str) -> str:
     return (
         f"Batch mode is not available for {provider}: models (OpenAI-compatible endpoints); "
@@ -103,6 +267,9 @@ class LLMConfig(BaseModel):
     cache_file: str = "llm-answers.sqlite3"
     poll_seconds: float = 10.0
     """Batch mode: how long to wait between status checks."""
+    endpoints: EndpointRules | None = Field(default=None, exclude=True, repr=False)
+    """Served: where requests may go and which key goes with them (``open_provider`` refuses
+    any other endpoint and sets the key); None: local, the user's choice."""
 
     @model_validator(mode="before")
     @classmethod
