@@ -33,6 +33,8 @@ from ._rubric import (
     RUBRIC_VERSION as RUBRIC_VERSION,
 )
 from ._spec import (
+    MAX_RUBRIC_BYTES as MAX_RUBRIC_BYTES,
+    MAX_SPEC_BYTES as MAX_SPEC_BYTES,
     JudgeExample as JudgeExample,
     JudgeSpec as JudgeSpec,
     JudgeSpecError as JudgeSpecError,

@@ -8,6 +8,11 @@ specs never merge, and a spec file's comments or layout never change it.
 What a spec cannot change is the contract the rest of the product depends on: the verdict is
 given through the forced ``record_verdict`` tool, and the menu comes first in every request,
 ending in a cache breakpoint. A spec changes the words and the examples only.
+
+A spec may come from someone else, so reading one reads nothing but what sits beside it: its
+``rubric_file`` must resolve inside the spec's folder (``..`` and symlinks resolved first) and
+be a regular file, and the spec and its rubric are read only up to a stated size. Values are
+taken as written: ``votes = true`` or ``votes = "3"`` is refused, not turned into a number.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import json
+import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -35,6 +42,10 @@ from analysis.render._judge_input import DEFAULT_STEP_CHARS, RenderOptions
 if TYPE_CHECKING:
     from analysis.judge._chainpoll import JudgeConfig
 
+MAX_SPEC_BYTES = 1_000_000
+"""The largest spec file read (its worked examples included)."""
+MAX_RUBRIC_BYTES = 200_000
+"""The largest ``rubric_file`` read: some 50,000 tokens, far more than a rubric needs."""
 DEFAULT_SPEC_FILE = "default.judge.toml"
 """The built-in judge, shipped in ``analysis/data/judges/`` for users to copy."""
 EXAMPLES_HEADING = "Worked examples, labelled by people"
@@ -47,7 +58,7 @@ class JudgeSpecError(ValueError):
 class JudgeExample(BaseModel):
     """A labelled step shown to the judge as a worked example: what it saw, what people said."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     step: str = Field(min_length=1)
     """The step as the judge reads it (the ask, the turn so far, the call), shortened."""
@@ -58,7 +69,7 @@ class JudgeExample(BaseModel):
 
 
 class JudgeSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(min_length=1)
     model: str = Field(min_length=1)
@@ -140,21 +151,68 @@ class _SpecFile(JudgeSpec):
         return self
 
 
+def _bounded_text(path: Path, limit: int, subject: str) -> str:
+    """The UTF-8 text of ``path``, a regular file of at most ``limit`` bytes (a FIFO, a device
+    or a folder is refused before it is opened for reading); else a JudgeSpecError saying
+    ``subject`` (the file as the user knows it) and what is wrong."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise JudgeSpecError(f"{subject} is not a regular file")
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as error:
+        raise JudgeSpecError(f"{subject} cannot be read ({error.strerror})") from None
+    if len(data) > limit:
+        raise JudgeSpecError(f"{subject} is larger than {limit:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise JudgeSpecError(f"{subject} is not UTF-8 text") from None
+
+
 def read_spec(path: str | Path) -> JudgeSpec:
     """A spec from its TOML file; anything wrong is a JudgeSpecError naming the file."""
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as error:
-        raise JudgeSpecError(f"{source}: cannot be read ({error.strerror})") from None
-    except UnicodeDecodeError:
-        raise JudgeSpecError(f"{source}: not UTF-8 text") from None
+    text = _bounded_text(source, MAX_SPEC_BYTES, f"The judge spec {source}")
     return spec_from_text(text, str(source), source.parent)
 
 
+def _rubric_beside(folder: Path, written: str, name: str) -> str:
+    """The rubric file ``written`` inside ``folder`` (``..`` and symlinks resolved first)."""
+    subject = f"{name}: its rubric_file {written}"
+    target = (folder / written).resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise JudgeSpecError(f"{subject} is outside the spec's folder, so it is not read")
+    return _bounded_text(target, MAX_RUBRIC_BYTES, subject)
+
+
+def _line_of(text: str, location: tuple[int | str, ...]) -> int | None:
+    """The line of ``text`` where the value at ``location`` (a top-level key, or a key of the
+    N-th ``[[examples]]``) is written, if it can be found."""
+    if not location:
+        return None
+    lines = text.splitlines()
+    start, key = 0, location[0]
+    if location[0] == "examples" and len(location) >= 3 and isinstance(location[1], int):
+        tables = [i for i, line in enumerate(lines) if line.strip() == "[[examples]]"]
+        if location[1] >= len(tables):
+            return None
+        start, key = tables[location[1]] + 1, location[2]
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(str(key))}[\"']?\s*=")
+    for number in range(start, len(lines)):
+        if lines[number].lstrip().startswith("["):  # the next table: not written in this one
+            return None
+        if pattern.match(lines[number]):
+            return number + 1
+    return None
+
+
 def spec_from_text(text: str, name: str, folder: Path | None = None) -> JudgeSpec:
-    """A spec from TOML text (an upload), errors naming it ``name``; a ``rubric_file`` is
-    read from ``folder`` (None: an upload, which must hold its rubric inline)."""
+    """A spec from TOML text (an upload), errors naming it ``name`` (and the line, where a
+    value is wrong); a ``rubric_file`` is read from ``folder`` only (None: an upload, which
+    must hold its rubric inline)."""
+    if len(text.encode("utf-8")) > MAX_SPEC_BYTES:
+        raise JudgeSpecError(f"{name}: the spec is larger than {MAX_SPEC_BYTES:,} bytes")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -162,19 +220,21 @@ def spec_from_text(text: str, name: str, folder: Path | None = None) -> JudgeSpe
     try:
         written = _SpecFile.model_validate(data)
     except ValidationError as error:
-        raise JudgeSpecError(f"{name}: not a judge spec ({first_error(error)})") from None
+        line = _line_of(text, tuple(error.errors()[0]["loc"]))
+        at = f"{name}, line {line}" if line else name
+        raise JudgeSpecError(f"{at}: not a judge spec ({first_error(error)})") from None
     fields = written.model_dump(exclude={"rubric_file"})
     if written.rubric_file:
-        try:
-            if folder is None:
-                raise OSError
-            fields["rubric"] = (folder / written.rubric_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        if folder is None:
             raise JudgeSpecError(
-                f"{name}: its rubric_file {written.rubric_file} cannot be read"
-                + (" (an uploaded spec must hold its rubric inline)" if folder is None else "")
-            ) from None
-    return JudgeSpec.model_validate(fields)
+                f"{name}: its rubric_file {written.rubric_file} cannot be read (an uploaded "
+                "spec must hold its rubric inline)"
+            )
+        fields["rubric"] = _rubric_beside(folder, written.rubric_file, name)
+    try:
+        return JudgeSpec.model_validate(fields)
+    except ValidationError as error:
+        raise JudgeSpecError(f"{name}: not a judge spec ({first_error(error)})") from None
 
 
 def spec_toml(spec: JudgeSpec) -> str:

@@ -1,0 +1,189 @@
+"""A judge spec someone shares reads only what sits beside it: its ``rubric_file`` resolves
+inside the spec's folder (``..``, absolute paths and symlinks refused), is a regular file of a
+stated size, and the spec itself is a regular file of a stated size; values are taken as
+written. Each refusal is one sentence naming the file, exit 2, and no request is sent."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from fake_anthropic import API_KEY, FakeAnthropic
+
+import analysis
+from analysis.cli import cli
+from analysis.judge import MAX_RUBRIC_BYTES, MAX_SPEC_BYTES, JudgeSpecError, read_spec
+
+SECRET = "TOPSECRET-42"
+TRANSCRIPT = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+
+
+def spec_text(rubric_file: str, base_url: str = "http://127.0.0.1:9") -> str:
+    return (
+        f'name = "shared"\nmodel = "claude-judge-4-5"\nbase_url = "{base_url}"\n'
+        f'rubric_file = "{rubric_file}"\n'
+    )
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> Path:
+    """``home/secret.txt`` (a file of the person who runs the spec) and ``home/a/b/spec/``, a
+    folder someone else's spec was unpacked into, holding ``rubric.md``."""
+    home = tmp_path / "home"
+    folder = home / "a" / "b" / "spec"
+    folder.mkdir(parents=True)
+    (home / "secret.txt").write_text(SECRET)
+    (folder / "rubric.md").write_text("Judge the tool choice.")
+    return folder
+
+
+def judge(spec: Path, fake: FakeAnthropic, tmp_path: Path) -> tuple[int, str]:
+    """``tsq judge`` of the bad-choices sample with ``spec``, as a user runs it."""
+    result = CliRunner().invoke(
+        cli,
+        [
+            *("judge", str(TRANSCRIPT), "--judge", str(spec), "--base-url", fake.url),
+            *("--out", str(tmp_path / "out.judgments.jsonl"), "--no-index"),
+        ],
+        env={"ANTHROPIC_API_KEY": API_KEY, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+    )
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    "how", ["dots", "absolute", "symlink to a file", "symlink to a folder", "dots through a link"]
+)
+def test_a_rubric_file_outside_the_specs_folder_is_never_read_nor_sent(shared, tmp_path, how):
+    secret = shared.parents[2] / "secret.txt"
+    if how == "symlink to a file":
+        (shared / "linked.md").symlink_to(secret)
+    if how in ("symlink to a folder", "dots through a link"):
+        (shared / "up").symlink_to(shared.parents[2], target_is_directory=True)
+    written = {
+        "dots": "../../../secret.txt",
+        "absolute": str(secret),
+        "symlink to a file": "linked.md",
+        "symlink to a folder": "up/secret.txt",
+        "dots through a link": "up/a/../secret.txt",
+    }[how]
+    spec = shared / "judge.toml"
+    with FakeAnthropic() as fake:
+        spec.write_text(spec_text(written, fake.url))
+        code, said = judge(spec, fake, tmp_path)
+        assert fake.requests_seen == 0
+    assert code == 2
+    assert said == (
+        f"{spec}: its rubric_file {written} is outside the spec's folder, so it is not read.\n"
+    )
+    assert SECRET not in said
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "/etc/shadow", "/dev/zero"])
+def test_system_files_are_not_a_rubric(shared, target):
+    spec = shared / "judge.toml"
+    spec.write_text(spec_text(target))
+    with pytest.raises(JudgeSpecError, match="is outside the spec's folder, so it is not read"):
+        read_spec(spec)
+    (shared / "link.md").symlink_to(target)
+    spec.write_text(spec_text("link.md"))
+    with pytest.raises(JudgeSpecError, match="is outside the spec's folder"):
+        read_spec(spec)
+
+
+def test_a_rubric_beside_the_spec_is_read_and_sent(shared, tmp_path):
+    (shared / "rubrics").mkdir()
+    (shared / "rubrics" / "ours.md").write_text("Our rubric: judge the tool choice.")
+    (shared / "alias.md").symlink_to(shared / "rubrics" / "ours.md")  # a link that stays inside
+    for written in ("rubrics/ours.md", "alias.md", "rubrics/../rubrics/ours.md"):
+        spec = shared / "judge.toml"
+        spec.write_text(spec_text(written))
+        assert read_spec(spec).rubric == "Our rubric: judge the tool choice."
+    with FakeAnthropic() as fake:
+        spec.write_text(spec_text("alias.md", fake.url))
+        code, _ = judge(spec, fake, tmp_path)
+        assert code == 0
+        assert fake.script.messages
+        assert all("Our rubric" in str(message.get("system")) for message in fake.script.messages)
+
+
+def test_a_rubric_that_is_not_a_regular_file_or_too_large_is_refused_at_once(shared):
+    spec = shared / "judge.toml"
+    os.mkfifo(shared / "pipe.md")  # opened for reading, a FIFO would wait for a writer forever
+    (shared / "folder.md").mkdir()
+    big = shared / "big.md"
+    big.write_bytes(b"x" * (MAX_RUBRIC_BYTES + 1))
+    for written, says in [
+        ("pipe.md", "is not a regular file"),
+        ("folder.md", "is not a regular file"),
+        ("big.md", f"is larger than {MAX_RUBRIC_BYTES:,} bytes"),
+        ("gone.md", "cannot be read (No such file or directory)"),
+    ]:
+        spec.write_text(spec_text(written))
+        outcome: list[BaseException] = []
+
+        def read(into: list[BaseException] = outcome) -> None:
+            try:
+                read_spec(spec)
+            except JudgeSpecError as refused:
+                into.append(refused)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout=10)
+        assert not reader.is_alive(), f"reading {written} hung"
+        (error,) = outcome
+        assert str(error).startswith(f"{spec}: its rubric_file ")
+        assert says in str(error)
+    big.write_bytes(b"x" * MAX_RUBRIC_BYTES)  # the stated size itself is read
+    spec.write_text(spec_text("big.md"))
+    assert len(read_spec(spec).rubric) == MAX_RUBRIC_BYTES
+
+
+@pytest.mark.parametrize("given", ["/dev/zero", "fifo", "large"])
+def test_a_spec_that_is_not_a_regular_file_or_too_large_is_one_sentence(tmp_path, given):
+    path = {"/dev/zero": Path("/dev/zero")}.get(given, tmp_path / given)
+    if given == "fifo":
+        os.mkfifo(path)
+    elif given == "large":
+        path.write_text('name = "x"\nmodel = "m"\nrubric = "' + "r" * MAX_SPEC_BYTES + '"\n')
+    result = CliRunner().invoke(
+        cli, ["judge", str(TRANSCRIPT), "--judge", str(path), "--dry-run", "--no-index"]
+    )
+    assert result.exit_code == 2
+    says = f"larger than {MAX_SPEC_BYTES:,} bytes" if given == "large" else "not a regular file"
+    assert result.output == f"The judge spec {path} is {says}.\n"
+
+
+@pytest.mark.parametrize(
+    ("written", "line", "says"),
+    [
+        ("votes = true", 4, "votes: Input should be a valid integer"),
+        ('votes = "3"', 4, "votes: Input should be a valid integer"),
+        ("step_chars = 4000.0", 4, "step_chars: Input should be a valid integer"),
+        ("name = 7", 1, "name: Input should be a valid string"),
+    ],
+)
+def test_values_are_taken_as_written_not_coerced(tmp_path, written, line, says):
+    key = written.split(" =")[0]
+    lines = ['name = "x"', 'model = "claude-judge-4-5"', 'rubric = "r"']
+    lines = [ln for ln in lines if not ln.startswith(f"{key} ")]
+    lines.insert(line - 1, written)
+    spec = tmp_path / "typed.judge.toml"
+    spec.write_text("\n".join(lines) + "\n")
+    with pytest.raises(JudgeSpecError) as raised:
+        read_spec(spec)
+    assert str(raised.value) == f"{spec}, line {line}: not a judge spec ({says})"
+
+
+def test_an_example_with_a_wrong_type_names_its_line(tmp_path):
+    spec = tmp_path / "examples.judge.toml"
+    spec.write_text(
+        'name = "x"\nmodel = "m"\nrubric = "r"\n\n[[examples]]\nstep = "Read"\nlabel = '
+        '"correct"\n\n[[examples]]\nstep = "Grep"\nlabel = true\n'
+    )
+    with pytest.raises(JudgeSpecError) as raised:
+        read_spec(spec)
+    assert str(raised.value).startswith(f"{spec}, line 11: not a judge spec (examples.1.label:")
