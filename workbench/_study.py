@@ -170,7 +170,7 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
         )
         return
     store = decision_store(str(store_path))
-    split = store.splits().get(item_id.split(":", 1)[0])
+    split = store.splits().get(analysis.models.item_session_id(item_id))
     st.caption(
         f"Split: **{split.split}** (fixed when this session's labels were first measured)"
         if split is not None
