@@ -61,6 +61,7 @@ def collection_or_exit(
                 on_file=lambda: bar.update(1),
                 on_plan=lambda total: setattr(bar, "total", total),
                 label_stores=label_stores,
+                on_note=_note,
             )
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
@@ -90,11 +91,19 @@ def update_or_exit(
                 on_file=lambda: bar.update(1),
                 on_plan=lambda total: setattr(bar, "total", total),
                 label_stores=label_stores,
+                on_note=_note,
             )
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)
     return summary.in_words()
+
+
+def _note(sentence: str) -> None:
+    """What the update waits for or takes over, on stderr above the progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(sentence, file=sys.stderr)
 
 
 @click.command(name="index")

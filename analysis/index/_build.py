@@ -15,17 +15,23 @@ files of a folder holding OpenAI-format trajectories and catalogs too, so the ro
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
+import json
+import multiprocessing
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +59,8 @@ MENU_DATA = (
     "codex_judge_descriptions.json",
 )
 """The data the menus of indexed steps are built from: when it changes, so do their figures."""
+WAIT_SAY = 3.0
+"""Seconds an update waits for the index's lock before saying what it waits for."""
 
 
 @cache
@@ -174,13 +182,20 @@ def _parse_all(
     on_file: Callable[[], None] | None,
     root: str | None,
 ) -> Iterator[Parsed]:
+    """Each file of ``todo`` parsed, in ``workers`` processes when there are enough files;
+    the workers end with the update that started them (:func:`_end_with_parent`)."""
     if workers <= 1 or len(todo) < 2 * workers:
         for path, display in todo:
             yield parse_file(path, display, root)
             if on_file is not None:
                 on_file()
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    gone, alive = multiprocessing.Pipe(duplex=False)
+    with (
+        gone,
+        alive,
+        ProcessPoolExecutor(workers, initializer=_end_with_parent, initargs=(gone, alive)) as pool,
+    ):
         paths, displays = zip(*todo, strict=True)
         roots = [root] * len(paths)
         for parsed in pool.map(parse_file, paths, displays, roots, chunksize=8):
@@ -189,16 +204,142 @@ def _parse_all(
                 on_file()
 
 
+def _end_with_parent(gone: Connection, alive: Connection) -> None:
+    """A parsing worker's start: it ends as soon as the update that started it ends, however
+    that ends (SIGKILL included), instead of living on, blocked on a queue nobody feeds.
+
+    ``alive`` is the writing end of a pipe only the update keeps open (each worker closes its
+    own copy here, forked or passed): when the update ends, the kernel closes it, the reading
+    end ``gone`` reads end-of-file, and a thread waiting on it ends the worker. Unlike a
+    parent-death signal (``PR_SET_PDEATHSIG``), this needs neither Linux nor the thread that
+    started the worker to live on, and it works with every start method."""
+    alive.close()
+
+    def wait() -> None:
+        with suppress(EOFError, OSError):
+            gone.recv_bytes()
+        os._exit(1)
+
+    threading.Thread(target=wait, name="end-with-parent", daemon=True).start()
+
+
+def _to_stderr(sentence: str) -> None:
+    print(sentence, file=sys.stderr, flush=True)
+
+
+_THREADS: dict[str, threading.Lock] = {}
+_THREADS_GUARD = threading.Lock()
+
+
+class _Lock:
+    """The lock of one index, held: its file's record (who holds it, since when)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+        self.record = _record_of(handle)
+
+    def write(self, **record: Any) -> None:
+        self.record = record
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.handle.write(json.dumps(record))
+        self.handle.flush()
+
+
+def _record_of(handle: Any) -> dict[str, Any]:
+    """What a lock file says (an empty or half-written one says nothing)."""
+    handle.seek(0)
+    try:
+        record = json.loads(handle.read() or "{}")
+    except ValueError:
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """One update at a time: a second ``tsq index`` waits for the first to finish."""
+def _locked(path: Path, say: Callable[[str], None] = _to_stderr) -> Iterator[_Lock]:
+    """One update of an index at a time: a second one waits for the first to finish, and
+    after ``WAIT_SAY`` seconds says what it waits for.
+
+    The lock is a POSIX record lock (``fcntl.lockf``) on ``<index>.lock``. Such a lock
+    belongs to the process that took it, never to the processes it forks, and the kernel
+    lets it go the moment that process ends, however it ends (SIGKILL included): so an
+    update's parsing workers never hold it, and a killed update's lock is free at once. (An
+    ``flock``, as this lock was before, is shared with every process forked while it is held:
+    workers that outlived a killed update kept it for ever, and every later command waited on
+    it.) The file says who holds the lock: a record still naming a process when the lock is
+    taken is that of an update that was killed, and its taking over is said, as is an
+    ``flock`` still held by what an older ``tsq`` left behind, which no longer stops an
+    update. A record lock cannot keep two threads of one process apart, and is let go when
+    its process closes any descriptor of the file: so a thread lock comes first, and only
+    this function opens the file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{path}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    name = f"{path}.lock"
+    with _THREADS_GUARD:
+        threads = _THREADS.setdefault(name, threading.Lock())
+    if not threads.acquire(timeout=WAIT_SAY):
+        say(f"{path} is being updated by another thread of this process: waiting for it.")
+        threads.acquire()
+    try:
+        with open(name, "a+") as handle:
+            _wait_for(handle, path, say)
+            lock = _Lock(handle)
+            try:
+                if lock.record.get("pid") not in (None, os.getpid()):
+                    say(
+                        f"{path}: process {lock.record['pid']}, which was updating it, ended "
+                        "without letting go of its lock (killed or crashed): taken over, and its "
+                        "update finished here."
+                    )
+                elif _flock_held(handle):
+                    say(
+                        f"{path}: its lock is still held by processes an older tsq left behind "
+                        "(parsing workers that outlived it): taken over."
+                    )
+                lock.write(pid=os.getpid(), since=datetime.now().strftime("%H:%M:%S"))
+                yield lock
+            finally:
+                lock.write(**{k: v for k, v in lock.record.items() if k not in ("pid", "since")})
+                fcntl.lockf(handle, fcntl.LOCK_UN)
+    finally:
+        threads.release()
+
+
+def _wait_for(handle: Any, path: Path, say: Callable[[str], None]) -> None:
+    """The lock of ``handle`` taken, saying what it waits for after ``WAIT_SAY`` seconds."""
+    deadline = time.monotonic() + WAIT_SAY
+    while True:
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as error:
+            if error.errno not in (errno.EACCES, errno.EAGAIN):
+                raise
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    record = _record_of(handle)
+    who = (
+        f"process {record['pid']} (since {record.get('since', '?')})"
+        if record.get("pid")
+        else "another process"
+    )
+    say(f"{path} is being updated by {who}: waiting for it to finish.")
+    fcntl.lockf(handle, fcntl.LOCK_EX)
+
+
+def _flock_held(handle: Any) -> bool:
+    """Whether another process holds an ``flock`` on the lock file: the lock of an older
+    ``tsq``, kept by the parsing workers that outlived it. Asked on Linux only, where an
+    ``flock`` and a record lock are apart."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
 
 
 def connect(path: Path, read_only: bool = False) -> Any:
@@ -447,6 +588,7 @@ def update_index(
     root: str | Path | None = None,
     discovered: Discovered | None = None,
     label_stores: Sequence[str | Path] = (),
+    on_note: Callable[[str], None] | None = None,
 ) -> IndexSummary:
     """Build or update the index over ``paths``: new and changed files are parsed (in
     parallel on ``workers`` processes, all cores by default), removed files' rows dropped,
@@ -456,10 +598,11 @@ def update_index(
     ``root`` (the app's data root), nothing outside it is read, links included; ``discovered``
     is what ``discover_resolved(paths, root)`` gave, when the caller has it already. The
     people's step labels of each of ``label_stores`` (adjudication stores) are brought in
-    too, read again when a label was saved there since."""
+    too, read again when a label was saved there since. ``on_note`` hears, in one sentence,
+    what the update waits for or takes over (on stderr by default)."""
     started = time.monotonic()
     path = Path(index) if index is not None else default_index_path()
-    with _locked(path):
+    with _locked(path, on_note or _to_stderr):
         conn, rebuilt = _open_for_update(path)
         try:
             inside = None if root is None else str(root)

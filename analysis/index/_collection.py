@@ -63,7 +63,8 @@ class Collection:
     ``with_judgments``, the judgments among the files are left unread and the findings are
     those of the sessions alone (what ``tsq lint`` says without ``--judgments``). ``on_file``
     and ``on_plan`` hear the update's progress (:func:`~analysis.index.update_index`), which
-    brings in the step labels of ``label_stores`` too."""
+    brings in the step labels of ``label_stores`` too; ``on_note`` hears what it waits for or
+    takes over (on stderr by default)."""
 
     def __init__(
         self,
@@ -75,13 +76,22 @@ class Collection:
         on_file: Callable[[], None] | None = None,
         on_plan: Callable[[int], None] | None = None,
         label_stores: Sequence[str | Path] = (),
+        on_note: Callable[[str], None] | None = None,
     ) -> None:
         self.paths = [str(path) for path in paths]
         self.index = Path(index) if index is not None else default_index_path()
         self.root = None if root is None else str(root)
         discovered = discover_resolved(self.paths, self.root)
         self.summary: IndexSummary = update_index(
-            self.paths, self.index, workers, on_file, on_plan, self.root, discovered, label_stores
+            self.paths,
+            self.index,
+            workers,
+            on_file,
+            on_plan,
+            self.root,
+            discovered,
+            label_stores,
+            on_note,
         )
         order = {path: number for number, path in enumerate(discovered[2])}
         with IndexReader(self.index) as reader:

@@ -1,0 +1,181 @@
+"""Issue #37: an index is never left unusable. An update killed while its workers parse
+(SIGKILL or SIGTERM) leaves no worker behind, and the next commands take its lock over and
+finish it; a lock left held by what a dead ``tsq`` left behind does not stop them either.
+Every figure expected is what reading every file (``--no-index``) gives."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CORPUS
+
+COPIES = 40
+"""Copies of the real Claude Code sessions: about two seconds of parsing on two workers."""
+_UUID = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{4}([0-9a-f]{8})")
+_MESSAGE_ID = re.compile(rb'"(msg|toolu)_')
+
+
+def _as_copy(data: bytes, number: int) -> bytes:
+    """The same transcript as a session of its own: uuids and message and call ids made new,
+    so that no copy is taken for a resumed session of another."""
+    tag = b"%04x" % number
+    data = _UUID.sub(lambda m: m.group(1) + tag + m.group(2), data)
+    return _MESSAGE_ID.sub(lambda m: b'"' + m.group(1) + b"_c" + tag, data)
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``COPIES`` project folders, each holding a copy of every real Claude Code main
+    transcript under a megabyte."""
+    found = (CORPUS / "claude-code").glob("*/*.jsonl")
+    mains = sorted(p for p in found if p.stat().st_size < 2**20)
+    if not mains:
+        pytest.skip("../shared/corpus is not beside this checkout")
+    folder = tmp_path_factory.mktemp("collection")
+    originals = [(p.name, p.read_bytes()) for p in mains]
+    for number in range(COPIES):
+        project = folder / f"-home-dev-project-{number:03d}"
+        project.mkdir()
+        for name, data in originals:
+            target = project / _as_copy(name.encode(), number).decode()
+            target.write_bytes(_as_copy(data, number))
+    return folder
+
+
+def tsq(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """A ``tsq`` process; one that does not finish within ``timeout`` fails the test."""
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def expected(collection: Path) -> dict[str, Any]:
+    """What ``tsq ingest --json`` says reading every file."""
+    plain = tsq("ingest", "--json", str(collection), "--no-index", timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    report: dict[str, Any] = json.loads(plain.stdout)
+    assert report["totals"]["sessions"] == COPIES * 6
+    return report
+
+
+def _group(pgid: int) -> list[int]:
+    """The living processes (zombies aside) of the process group ``pgid``, from /proc."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.append(int(stat.parent.name))
+    return members
+
+
+def _wait(until: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not until():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def session_leader() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Processes started in sessions of their own; whatever is left of their groups (a
+    failed test's stray workers) is killed by group id at the end."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for run in started:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+        run.wait(timeout=10)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_an_update_killed_while_its_workers_parse_is_finished_by_the_next_commands(
+    collection, expected, tmp_path, session_leader, sig
+):
+    index = tmp_path / "index.duckdb"
+    update = ["index", str(collection), "--index", str(index), "--workers", "2"]
+    with open(tmp_path / "killed.out", "wb") as out:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "analysis", *update],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its process group: the update and its workers
+        )
+    session_leader.append(run)
+    _wait(lambda: len(_group(run.pid)) >= 3, 30, "the update never started its two workers")
+    time.sleep(0.5)
+    assert run.poll() is None, "the update ended before the kill: give it more to parse"
+    os.kill(run.pid, sig)
+    run.wait(timeout=10)
+    _wait(lambda: not _group(run.pid), 10, "the workers outlived the update they parsed for")
+
+    again = tsq("index", str(collection), "--index", str(index))
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr
+    counts = re.match(r"(\d+) files new, (\d+) changed, (\d+) unchanged", again.stdout)
+    assert counts is not None, again.stdout
+    assert sum(int(n) for n in counts.groups()) == COPIES * 6
+    said = [line for line in again.stderr.splitlines() if "lock" in line]
+    assert len(said) == 1, again.stderr
+    assert str(index) in said[0]
+    assert f"process {run.pid}" in said[0]
+
+    indexed = tsq("ingest", "--json", str(collection), "--index", str(index))
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout) == expected
+    assert "0 files new, 0 changed" in indexed.stderr  # read through the finished index
+
+
+@pytest.mark.slow
+def test_a_lock_held_by_what_a_dead_tsq_left_behind_is_taken_over(
+    tmp_path, session_leader, expected, collection
+):
+    """Parsing workers an earlier ``tsq`` forked outlived it holding the index's lock (an
+    flock on ``<index>.lock``), which nothing ever released: the next commands go on."""
+    index = tmp_path / "index.duckdb"
+    lock = f"{index}.lock"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time\n"
+            f"handle = open({lock!r}, 'a')\n"
+            "fcntl.flock(handle, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    session_leader.append(holder)
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == b"held\n"
+    with open(lock) as probe, pytest.raises(BlockingIOError):  # held indeed
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    update = tsq("index", str(collection), "--index", str(index))
+    assert update.returncode == 0, update.stderr
+    assert update.stdout.startswith(f"{COPIES * 6} files new")
+    said = [line for line in update.stderr.splitlines() if "lock" in line]
+    assert len(said) == 1, update.stderr
+    assert str(index) in said[0]
+    indexed = tsq("ingest", "--json", str(collection), "--index", str(index))
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout) == expected
