@@ -33,6 +33,23 @@ MODELS = [
         "created_at": "2026-01-01T00:00:00Z",
     },
 ]
+NOT_JSON_FAULTS = ("html_body", "truncated_json", "foreign_json")
+"""Answers HTTP 200 whose body is not the API's JSON, as a proxy or a cut connection gives them."""
+LOGIN_PAGE = b"<html>login</html>"
+
+
+def not_json(fault: str, answer: Any) -> tuple[bytes, str]:
+    """The body and content type an endpoint sends with HTTP 200 for ``fault``: a proxy's
+    login page (``html_body``, text/html), the API's ``answer`` cut off halfway
+    (``truncated_json``), or JSON of something else (``foreign_json``: a proxy's own)."""
+    if fault == "html_body":
+        return LOGIN_PAGE, "text/html; charset=utf-8"
+    if fault == "truncated_json":
+        whole = json.dumps(answer).encode()
+        return whole[: len(whole) // 2], "application/json"
+    return json.dumps({"status": "login required"}).encode(), "application/json"
+
+
 RIGHT_TOOL = {
     "contents of": "Read",
     "git branch": "Bash",
@@ -74,6 +91,11 @@ class Script:
     policies: list[Policy] = field(default_factory=list)
     """Rules a judge's instructions may state: where the system prompt holds one, its verdict
     replaces the table's on the outputs it matches."""
+    not_json_for: dict[str, str] = field(default_factory=dict)
+    """Text of a prompt -> one of ``NOT_JSON_FAULTS``: every /v1/messages request whose prompt
+    holds the text is answered so (HTTP 200), ``faults`` left for the others."""
+    models_fault: str | None = None
+    """One of ``NOT_JSON_FAULTS``: how /v1/models answers (None: as the API does)."""
 
 
 @dataclass
@@ -149,10 +171,16 @@ class FakeAnthropic(LoopbackServer):
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self,
+                status: int,
+                body: Any,
+                headers: dict[str, str] | None = None,
+                content_type: str = "application/json",
+            ) -> None:
                 payload = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
@@ -180,15 +208,17 @@ class FakeAnthropic(LoopbackServer):
                 if not self._authorized():
                     return
                 if self.path.startswith("/v1/models"):
-                    self._send(
-                        200,
-                        {
-                            "data": MODELS,
-                            "has_more": False,
-                            "first_id": MODELS[0]["id"],
-                            "last_id": MODELS[-1]["id"],
-                        },
-                    )
+                    models = {
+                        "data": MODELS,
+                        "has_more": False,
+                        "first_id": MODELS[0]["id"],
+                        "last_id": MODELS[-1]["id"],
+                    }
+                    if script.models_fault:
+                        payload, kind = not_json(script.models_fault, models)
+                        self._send(200, payload, content_type=kind)
+                    else:
+                        self._send(200, models)
                 elif match := re.match(r"^/v1/messages/batches/([\w-]+)/results", self.path):
                     batch = script.batches[match.group(1)]
                     lines = "\n".join(json.dumps(r) for r in batch["results"]) + "\n"
@@ -222,8 +252,14 @@ class FakeAnthropic(LoopbackServer):
                 if body.get("model") in script.retired:
                     self._error(404, "not_found_error", f"model: {body['model']}")
                     return
-                fault = script.faults.pop(0) if script.faults else None
-                if fault == "overloaded":
+                prompt = prompt_of(body)
+                fault = next(
+                    (f for text, f in script.not_json_for.items() if text in prompt), None
+                ) or (script.faults.pop(0) if script.faults else None)
+                if fault in NOT_JSON_FAULTS:
+                    payload, kind = not_json(fault, outer._answer(body))
+                    self._send(200, payload, content_type=kind)
+                elif fault == "overloaded":
                     self._error(529, "overloaded_error", "Overloaded")
                 elif fault == "rate_limited":
                     self._error(429, "rate_limit_error", "slow down", {"retry-after": "1"})

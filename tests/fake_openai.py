@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from fake_anthropic import decision_rule, rule_verdict
+from fake_anthropic import NOT_JSON_FAULTS, decision_rule, not_json, rule_verdict
 from loopback import LoopbackServer
 
 API_KEY = "test-key"
@@ -45,6 +45,11 @@ class Script:
     _split_counter: int = 0
     contrary_field: str | None = None  # adjudications of this field go against the rule
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> arguments
+    not_json_for: dict[str, str] = field(default_factory=dict)
+    """Text of a prompt -> one of ``NOT_JSON_FAULTS``: every completion request whose prompt
+    holds the text is answered so (HTTP 200), ``faults`` left for the others."""
+    models_fault: str | None = None
+    """One of ``NOT_JSON_FAULTS``: how /v1/models answers (None: as the API does)."""
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -102,10 +107,16 @@ class FakeOpenAI(LoopbackServer):
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-                payload = json.dumps(body).encode()
+            def _send(
+                self,
+                status: int,
+                body: Any,
+                headers: dict[str, str] | None = None,
+                content_type: str = "application/json",
+            ) -> None:
+                payload = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
@@ -140,7 +151,7 @@ class FakeOpenAI(LoopbackServer):
 
             def do_GET(self) -> None:
                 outer.requests_seen += 1
-                if not self._authorized():
+                if not self._authorized() or outer._models_not_json(self):
                     return
                 outer._get(self)
 
@@ -160,6 +171,16 @@ class FakeOpenAI(LoopbackServer):
                 pass
 
         self._listen(Handler)
+
+    def _models_not_json(self, handler: Any) -> bool:
+        """Answer /v1/models with ``models_fault``'s body, if one is scripted."""
+        fault = self.script.models_fault
+        if not fault or handler.path.rstrip("/") != "/v1/models":
+            return False
+        models = {"object": "list", "data": [{"id": m} for m in MODELS]}
+        payload, kind = not_json(fault, models)
+        handler._send(200, payload, content_type=kind)
+        return True
 
     @staticmethod
     def _get(handler: Any) -> None:
@@ -186,7 +207,10 @@ class FakeOpenAI(LoopbackServer):
                 "model_not_found",
             )
             return
-        fault = self.script.faults.pop(0) if self.script.faults else None
+        prompt = prompt_of(body)
+        fault = next(
+            (f for text, f in self.script.not_json_for.items() if text in prompt), None
+        ) or (self.script.faults.pop(0) if self.script.faults else None)
         self._serve(handler, body, fault)
 
     def _serve(self, handler: Any, body: dict[str, Any], fault: str | None) -> None:
@@ -196,7 +220,11 @@ class FakeOpenAI(LoopbackServer):
         def answer(arguments: str | None, name: str = tool) -> None:
             handler._send(200, _completion(model, arguments, name, usage))
 
-        if fault == "rate_limited":
+        if fault in NOT_JSON_FAULTS:
+            good = _completion(model, json.dumps(self._answer(body)), tool, usage)
+            payload, kind = not_json(fault, good)
+            handler._send(200, payload, content_type=kind)
+        elif fault == "rate_limited":
             handler._error(
                 429, "Rate limit reached.", "requests", "rate_limit_exceeded", {"retry-after": "1"}
             )

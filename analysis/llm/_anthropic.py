@@ -17,11 +17,14 @@ from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError
 from analysis.llm._cost import AnswerTokens
 from analysis.llm._provider import (
     ModelInfo,
+    NotAPIBody,
     Rejected,
     Reply,
     StatusFailure,
     TimedOut,
     Unreachable,
+    read_as_api,
+    text_field,
 )
 from analysis.llm._request import StructuredRequest
 
@@ -30,9 +33,13 @@ KEY_ENV = KEY_ENVS["anthropic"][0]
 
 @asynccontextmanager
 async def _failures() -> AsyncIterator[None]:
-    """The SDK's errors (after its retries) as the protocol's failures."""
+    """The SDK's errors (after its retries) as the protocol's failures; an answer whose body is
+    not the API's JSON as NotAPIBody."""
     try:
-        yield
+        with read_as_api():
+            yield
+    except anthropic.APIResponseValidationError as error:
+        raise NotAPIBody() from error
     except anthropic.AuthenticationError as error:
         raise Rejected(error.status_code) from error
     except anthropic.APIStatusError as error:
@@ -65,23 +72,35 @@ def message_params(model: str, request: StructuredRequest, max_tokens: int) -> d
 
 
 def _reply(message: Any, tool: str) -> Reply:
+    """The tool inputs and tokens of a message; NotAPIBody when it is not one (the SDK hands
+    back a body of another content type as text, and builds a message of any JSON)."""
+    content = getattr(message, "content", None)
+    if not isinstance(content, list):
+        raise NotAPIBody()
     inputs = [
         block.input
-        for block in message.content
+        for block in content
         if getattr(block, "type", None) == "tool_use"
         and getattr(block, "name", None) == tool
         and isinstance(getattr(block, "input", None), dict)
     ]
-    usage = message.usage
+    usage = getattr(message, "usage", None)
     return Reply(
         inputs,
         AnswerTokens(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
+            input_tokens=getattr(usage, "input_tokens", None) or 0,
+            output_tokens=getattr(usage, "output_tokens", None) or 0,
             cache_write_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
             cache_read_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
         ),
     )
+
+
+def _model_info(model: Any) -> ModelInfo:
+    """A models list's entry: its id must be text; a missing display name is the id."""
+    ident = text_field(model, "id")
+    name = getattr(model, "display_name", None)
+    return ModelInfo(ident, name if isinstance(name, str) else ident)
 
 
 class AnthropicProvider:
@@ -114,10 +133,10 @@ class AnthropicProvider:
 
     async def list_models(self) -> list[ModelInfo]:
         async with _failures():
-            return [
-                ModelInfo(model.id, model.display_name)
-                async for model in self.client.models.list(limit=1000)
-            ]
+            page = await self.client.models.list(limit=1000)
+            if not isinstance(getattr(page, "data", None), list):
+                raise NotAPIBody()
+            return [_model_info(model) async for model in page]
 
     async def create(self, model: str, request: StructuredRequest, max_tokens: int) -> Reply:
         async with _failures():
@@ -141,14 +160,16 @@ class AnthropicProvider:
         replies: dict[str, Reply | None] = {}
         async with _failures():
             batch = await self.client.messages.batches.create(requests=entries)
-            while batch.processing_status != "ended":
+            while text_field(batch, "processing_status") != "ended":
                 await asyncio.sleep(poll_seconds)
                 batch = await self.client.messages.batches.retrieve(batch.id)
             async for item in await self.client.messages.batches.results(batch.id):
-                result = item.result
-                replies[item.custom_id] = (
-                    _reply(result.message, requests[item.custom_id].tool["name"])
-                    if result.type == "succeeded"
+                ident, result = text_field(item, "custom_id"), getattr(item, "result", None)
+                if ident not in requests:
+                    continue
+                replies[ident] = (
+                    _reply(getattr(result, "message", None), requests[ident].tool["name"])
+                    if text_field(result, "type") == "succeeded"
                     else None
                 )
         return replies

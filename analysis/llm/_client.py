@@ -21,6 +21,8 @@ from analysis.llm._cache import AnswerCache
 from analysis.llm._config import LLMConfig, LLMError
 from analysis.llm._cost import RunStats
 from analysis.llm._provider import (
+    NOT_API_BODY,
+    NotAPIBody,
     Provider,
     ProviderFailure,
     Rejected,
@@ -139,6 +141,11 @@ class LLMClient:
             ) from error
         except StatusFailure as error:
             raise LLMError(f"Listing models failed with HTTP {error.status}.") from error
+        except NotAPIBody as error:
+            raise LLMError(
+                f"The {provider.label} API at {provider.base_url} {NOT_API_BODY} when asked for "
+                "its models (a proxy's login page, or an answer cut short?)."
+            ) from error
         by_name = {m.id: m.id for m in models} | {m.display_name: m.id for m in models}
         lowered = {key.lower(): value for key, value in by_name.items()}
         if name in by_name or name.lower() in lowered:
@@ -155,6 +162,8 @@ class LLMClient:
 
     def failure(self, error: ProviderFailure) -> str:
         """A failure after the SDK's retries, as one phrase."""
+        if isinstance(error, NotAPIBody):
+            return f"the endpoint at {self.provider.base_url} {NOT_API_BODY}"
         if isinstance(error, StatusFailure):
             return f"the API answered HTTP {error.status} after retries"
         if isinstance(error, TimedOut):
@@ -219,8 +228,10 @@ class LLMClient:
         pydantic model, or a function returning None for a malformed input).
 
         A cached answer makes no request. A malformed or incomplete answer is asked again,
-        up to ``attempts`` times; ``sample`` tells apart independent answers to one request
-        (a judge's votes). Never raises for a failed request: ``Answer.failure`` says why.
+        up to ``attempts`` times, as is one whose body is not the API's JSON (a proxy's page, an
+        answer cut short); ``sample`` tells apart independent answers to one request (a judge's
+        votes). Never raises for a failed request: ``Answer.failure`` says why (the last
+        attempt's).
         """
         check = _parser(parse)
         key = self.key(request, sample)
@@ -228,17 +239,22 @@ class LLMClient:
         if cached is not None:
             return Answer(cached, cached=True)
         attempts = self.config.attempts
+        failure = f"no valid {what} in {attempts} attempts"
         for asked in range(1, attempts + 1):
             try:
                 async with self._limit:
                     self.stats.votes_asked += 1
                     reply = await self.provider.create(self.model, request, self.config.max_tokens)
+            except NotAPIBody as error:  # asked again, as a malformed answer is
+                failure = f"{self.failure(error)} ({attempts} attempts)"
+                continue
             except ProviderFailure as error:
                 return Answer(None, self.failure(error), asked=asked)
+            failure = f"no valid {what} in {attempts} attempts"
             value = self._accept(key, reply, check)
             if value is not None:
                 return Answer(value, asked=asked)
-        return Answer(None, f"no valid {what} in {attempts} attempts", asked=attempts)
+        return Answer(None, failure, asked=attempts)
 
     async def ask_structured_batch(
         self,

@@ -24,11 +24,14 @@ from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError, batch_unsupporte
 from analysis.llm._cost import AnswerTokens
 from analysis.llm._provider import (
     ModelInfo,
+    NotAPIBody,
     Rejected,
     Reply,
     StatusFailure,
     TimedOut,
     Unreachable,
+    read_as_api,
+    text_field,
 )
 from analysis.llm._request import StructuredRequest
 
@@ -42,9 +45,13 @@ NO_KEY = "no-key"
 
 @asynccontextmanager
 async def _failures() -> AsyncIterator[None]:
-    """The SDK's errors (after its retries) as the protocol's failures."""
+    """The SDK's errors (after its retries) as the protocol's failures; an answer whose body is
+    not the API's JSON as NotAPIBody."""
     try:
-        yield
+        with read_as_api():
+            yield
+    except openai.APIResponseValidationError as error:
+        raise NotAPIBody() from error
     except openai.AuthenticationError as error:
         raise Rejected(error.status_code) from error
     except openai.APIStatusError as error:
@@ -101,13 +108,18 @@ def _arguments(call: Any, tool: str) -> dict[str, Any] | None:
 
 
 def _reply(completion: Any, tool: str) -> Reply:
+    """The tool inputs and tokens of a completion; NotAPIBody when it is not one (the SDK hands
+    back a body of another content type as text, and builds a completion of any JSON)."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(choices, list):
+        raise NotAPIBody()
     inputs = [
         data
-        for choice in completion.choices or []
-        for call in (getattr(choice.message, "tool_calls", None) or [])
+        for choice in choices
+        for call in (getattr(getattr(choice, "message", None), "tool_calls", None) or [])
         if (data := _arguments(call, tool)) is not None
     ]
-    usage = completion.usage
+    usage = getattr(completion, "usage", None)
     prompt = getattr(usage, "prompt_tokens", None) or 0
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
@@ -174,9 +186,12 @@ class OpenAIProvider:
     async def list_models(self) -> list[ModelInfo]:
         """The endpoint's models; Gemini's ids come as ``models/ID`` and are used as ``ID``."""
         async with _failures():
+            page = await self.client.models.list()
+            if not isinstance(getattr(page, "data", None), list):
+                raise NotAPIBody()
             return [
-                ModelInfo(model.id.removeprefix("models/"), model.id)
-                async for model in self.client.models.list()
+                ModelInfo((ident := text_field(model, "id")).removeprefix("models/"), ident)
+                async for model in page
             ]
 
     async def create(self, model: str, request: StructuredRequest, max_tokens: int) -> Reply:

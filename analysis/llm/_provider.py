@@ -7,7 +7,9 @@ Completions or any endpoint compatible with it (``_openai``, for ``openai:`` and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
@@ -40,6 +42,41 @@ class StatusFailure(ProviderFailure):
 
 class Rejected(StatusFailure):
     """The API key was rejected (HTTP 401)."""
+
+
+NOT_API_BODY = "answered HTTP 200 with a body that is not the API's JSON"
+
+
+class NotAPIBody(ProviderFailure):
+    """HTTP 200, but the body is not the API's JSON: a proxy's login page, an answer cut off
+    halfway, another service's JSON. The SDKs hand such a body back as text, fail to decode it,
+    or build an answer whose fields are missing; a provider tells all three as this."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the endpoint {NOT_API_BODY}")
+
+
+@contextmanager
+def read_as_api() -> Iterator[None]:
+    """A body the SDK could not read as the API's JSON raises NotAPIBody: JSON that does not
+    decode (cut off; a page under a JSON content type), and text the SDK handed back where its
+    object belongs (a body of another content type), which its own code then fails to read."""
+    try:
+        yield
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise NotAPIBody() from error
+    except AttributeError as error:
+        if isinstance(getattr(error, "obj", None), str | bytes):
+            raise NotAPIBody() from error
+        raise
+
+
+def text_field(value: object, name: str) -> str:
+    """``value.name`` when it is text, as the API's JSON always has it; else NotAPIBody."""
+    found = getattr(value, name, None)
+    if not isinstance(found, str):
+        raise NotAPIBody()
+    return found
 
 
 class Unreachable(ProviderFailure):

@@ -1,0 +1,167 @@
+"""Issue #37: endpoints and specs that would break a judge run, with the real SDKs against
+loopback servers that misbehave on purpose.
+
+- An endpoint that answers HTTP 200 with a body that is not the API's JSON (a proxy's login
+  page, an answer cut off halfway, another service's JSON) fails that vote, which is asked
+  again and then left unscored with its reason; the other steps are judged and written.
+- ``tsq judge --dry-run`` refuses what the run refuses before any request, in the same sentence.
+- A spec whose request cannot fit the model's context is refused by the estimate, before any
+  request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from fake_anthropic import NOT_JSON_FAULTS, FakeAnthropic
+from fake_openai import FakeOpenAI
+from pydantic import BaseModel
+
+import analysis
+from analysis.llm import LLMClient, LLMConfig, LLMError, StructuredRequest, tool_for
+
+API_KEY = "test-key"  # both fake servers' key
+KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+SEED = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+SERVERS = {
+    "anthropic": (FakeAnthropic, "claude-judge-4-5"),
+    "openai": (FakeOpenAI, "openai:gpt-4o-judge"),
+}
+NOT_JSON = "answered HTTP 200 with a body that is not the API's JSON"
+
+
+class Number(BaseModel):
+    value: int
+    why: str
+
+
+REQUEST = StructuredRequest(
+    system="Pick a number.",
+    prompt="Any number will do.",
+    tool=tool_for(Number, "record_number", "Record the number and why."),
+)
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def server(request):
+    """Each API's fake server, with the model the judge names on it."""
+    kind, model = SERVERS[request.param]
+    with kind() as fake:
+        fake.script.answers = {"record_number": {"value": 7, "why": "lucky"}}
+        yield fake, model
+
+
+def tsq(*args: str) -> subprocess.CompletedProcess[str]:
+    """``tsq`` in a process of its own, with the fake servers' key and no key of the user's."""
+    env = {name: value for name, value in os.environ.items() if name not in KEY_ENVS}
+    env |= {"ANTHROPIC_API_KEY": API_KEY, "OPENAI_API_KEY": API_KEY}
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def one_sentence(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused run prints on stderr (exit 2, no traceback)."""
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+# --- defect 4: HTTP 200 with a body that is not the API's JSON ------------------------------
+
+
+def ask(fake, model, tmp_path):
+    config = LLMConfig(
+        model=model, base_url=fake.url, api_key=API_KEY, max_retries=1, cache_dir=tmp_path
+    )
+
+    async def run():
+        async with LLMClient(config) as client:
+            await client.resolve_model()
+            return await client.ask_structured(REQUEST, Number)
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("fault", NOT_JSON_FAULTS)
+def test_an_answer_that_is_not_the_apis_json_is_asked_again_then_failed(server, fault, tmp_path):
+    fake, model = server
+    fake.script.faults = [fault] * 3  # every attempt (3 by default)
+    answer = ask(fake, model, tmp_path)
+    assert answer.value is None
+    assert answer.failure == f"the endpoint at {fake.url} {NOT_JSON} (3 attempts)"
+    assert answer.asked == 3
+    assert len(fake.script.messages) == 3
+    fake.script.faults = [fault]  # once, then the API's answer: the second attempt counts
+    answer = ask(fake, model, tmp_path)
+    assert (answer.value, answer.asked, answer.failure) == (Number(value=7, why="lucky"), 2, None)
+
+
+@pytest.mark.parametrize("fault", NOT_JSON_FAULTS)
+def test_a_models_list_that_is_not_the_apis_json_is_one_sentence(server, fault, tmp_path):
+    fake, model = server
+    fake.script.models_fault = fault
+    with pytest.raises(LLMError) as caught:
+        ask(fake, model, tmp_path)
+    message = str(caught.value)
+    assert message.startswith("The ")
+    assert message.endswith(".")
+    assert f"API at {fake.url} {NOT_JSON}" in message
+    assert "\n" not in message
+    assert fake.script.messages == []  # no vote asked
+
+
+def test_cli_judge_writes_every_step_when_two_steps_get_no_json(server, tmp_path):
+    """One step's every request gets a proxy's login page, another's an answer cut off halfway:
+    those two are unscored with the reason, the other two are scored, and --out holds all four."""
+    fake, model = server
+    fake.script.not_json_for = {
+        "## Current user request\nWhat git branch": "html_body",
+        "## Current user request\nDelete this stale lock": "truncated_json",
+    }
+    out = tmp_path / "judgments.jsonl"
+    done = tsq(
+        "judge",
+        str(SEED),
+        "--model",
+        model,
+        "--base-url",
+        fake.url,
+        "--out",
+        str(out),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["turn_index"] for line in lines] == [0, 1, 2, 3]  # one step a turn
+    reason = f"the endpoint at {fake.url} {NOT_JSON} (3 attempts)"
+    # the seed's story under the full menu: Read for a file's contents is right, the rest wrong
+    assert [line["score"] for line in lines] == [1.0, None, None, 0.0]
+    assert [line["unscored_reason"] for line in lines] == [None, reason, reason, None]
+    assert [line["n_valid"] for line in lines] == [3, 0, 0, 3]
+    # 3 votes, each asked 3 times, for each of the two steps, and 3 votes for each other step
+    assert len(fake.script.messages) == 2 * 3 * 3 + 2 * 3
+    assert f"Wrote 4 judgments to {out}" in done.stdout
+
+
+def test_cli_judge_stops_in_one_sentence_when_the_models_list_is_not_json(server, tmp_path):
+    fake, model = server
+    fake.script.models_fault = "html_body"
+    out = tmp_path / "judgments.jsonl"
+    done = tsq("judge", str(SEED), "--model", model, "--base-url", fake.url, "--out", str(out))
+    assert NOT_JSON in one_sentence(done)
+    assert fake.script.messages == []
+    assert not out.exists()
