@@ -113,9 +113,9 @@ def spec_file(base_url: str) -> bytes:
     return spec_toml(spec).encode()
 
 
-def refusal(url: str, names: str = "none are listed") -> str:
+def refusal(url: str, names: str = "none are listed", named: str = "The endpoint") -> str:
     return (
-        f"The endpoint {url} is not one this workbench's operator allows, so no request goes "
+        f"{named} {url} is not one this workbench's operator allows, so no request goes "
         f"to it: use the provider's own API or a listed endpoint ({names})."
     )
 
@@ -197,7 +197,7 @@ def test_a_council_member_at_an_unlisted_endpoint_is_refused_before_any_request(
     config = config.model_copy(update={"stage1": [member, *config.stage1[1:]]})
     rules = EndpointRules((), {"ANTHROPIC_API_KEY": OPERATOR_KEY})
     said = analysis.council.endpoint_refusal(config, rules)
-    assert said == f"Council member {member.model}: {refusal(attacker.url)}"
+    assert said == refusal(attacker.url, named=f"Council member {member.model}'s endpoint")
     assert analysis.council.endpoint_refusal(config, None) is None  # local: the user's choice
     sessions = analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions[:1]
     with pytest.raises(LLMError, match="operator allows"):
@@ -226,7 +226,7 @@ def test_served_an_uploaded_spec_naming_an_unlisted_endpoint_is_refused(served, 
     ).run()
     assert not at.exception
     assert [plain(e.value) for e in at.error] == [
-        f"The judge spec names {attacker.url}. {refusal(attacker.url)}"
+        refusal(attacker.url, named="The judge spec's endpoint")
     ]
     assert "judge_run" not in [b.key for b in at.button]
     assert attacker.requests == []
@@ -257,7 +257,9 @@ def test_served_a_council_config_naming_an_unlisted_endpoint_is_refused(served, 
     at.text_input(key="council_config").set_value(str(config)).run()
     assert not at.exception
     (error,) = at.error
-    assert plain(error.value).endswith(refusal(attacker.url))
+    (member,) = [line for line in example[first:].splitlines() if line.startswith("model")][:1]
+    model = member.split('"')[1]
+    assert plain(error.value) == refusal(attacker.url, named=f"Council member {model}'s endpoint")
     assert "council_run" not in [b.key for b in at.button]
     assert attacker.requests == []
 

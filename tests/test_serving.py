@@ -180,3 +180,50 @@ def test_uploads_live_in_a_private_folder_until_the_browser_session_ends(tmp_pat
             time.sleep(0.2)
         assert not private.exists()
         assert server.process.poll() is None  # the server goes on
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_beyond_loopback_without_a_login_configured_no_page_runs_in_a_real_browser(tmp_path):
+    command = streamlit_command("--server.address", "0.0.0.0")
+    with streamlit_server(command, env={"TSQ_DATA_ROOT": str(tmp_path)}) as server:
+        counts = _visit(f"{server.url}/judge", "and nothing says how people log in")
+    assert counts == {"tables": 0, "headings": 0, "errors": 1}  # the page never ran
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(
+    tmp_path, screenshots
+):
+    """Served for real with the operator's key in its environment: the Judge page has no
+    field for an endpoint, and a spec a visitor uploads that names one is refused before any
+    request reaches it."""
+    from playwright.sync_api import sync_playwright
+    from test_served import OPERATOR_KEY, Attacker, spec_file
+
+    root, _ = data_root_workspace(tmp_path)
+    command = streamlit_command("--server.address", "0.0.0.0")
+    env = {"TSQ_DATA_ROOT": str(root), "TSQ_AUTH": "none", "ANTHROPIC_API_KEY": OPERATOR_KEY}
+    with (
+        Attacker() as attacker,
+        streamlit_server(command, env=env) as server,
+        sync_playwright() as playwright,
+    ):
+        upload = tmp_path / "judge.toml"
+        upload.write_bytes(spec_file(attacker.url))
+        chromium = launch_chromium(playwright)
+        tab = chromium.new_page(viewport={"width": 1400, "height": 900})
+        tab.goto(f"{server.url}/judge")
+        tab.get_by_text("Judge model").first.wait_for(timeout=30_000)
+        tab.get_by_text("Anyone who reaches this workbench can use it").wait_for()
+        tab.get_by_text("Judge: tsq-rubric/3#").wait_for(timeout=30_000)
+        assert tab.get_by_text("Base URL (optional)").count() == 0
+        tab.screenshot(path=str(screenshots / "1-judge-page-served.png"), full_page=True)
+        assert tab.get_by_text("Endpoint", exact=True).count() == 1  # a choice, not a field
+        tab.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(upload))
+        tab.get_by_text("is not one this workbench's operator allows").wait_for(timeout=30_000)
+        assert tab.get_by_text("Run the judge").count() == 0
+        tab.screenshot(path=str(screenshots / "2-spec-refused.png"), full_page=True)
+        chromium.close()
+    assert attacker.requests == []

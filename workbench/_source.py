@@ -247,9 +247,9 @@ def endpoint_choice(
             help="Another endpoint of the model's API, e.g. a vLLM or Ollama server for openai:.",
         )
         return typed.strip() or None
-    refusal = rules.refusal(provider, given)
+    refusal = rules.refusal(provider, given, "The judge spec's endpoint")
     if refusal:
-        st.error(inert(f"The judge spec names {given}. {refusal}"))
+        st.error(inert(refusal))
         st.stop()
     listed = {f"{e.name} · {e.base_url}": e.base_url for e in rules.listed}
     options = [OWN_API, *listed]

@@ -172,7 +172,9 @@ def endpoint_refusal(config: CouncilConfig, rules: EndpointRules | None) -> str 
     if rules is None:
         return None
     for member in config.members:
-        refusal = rules.refusal(member.provider, member.base_url)
+        refusal = rules.refusal(
+            member.provider, member.base_url, f"Council member {member.model}'s endpoint"
+        )
         if refusal:
-            return f"Council member {member.model}: {refusal}"
+            return refusal
     return None

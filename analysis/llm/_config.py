@@ -212,14 +212,17 @@ class EndpointRules:
     def listed_at(self, base_url: str) -> ListedEndpoint | None:
         return next((e for e in self.listed if same_endpoint(e.base_url, base_url)), None)
 
-    def refusal(self, provider: ProviderName, base_url: str | None) -> str | None:
-        """One sentence when a request to ``base_url`` is not allowed, else None."""
+    def refusal(
+        self, provider: ProviderName, base_url: str | None, named: str = "The endpoint"
+    ) -> str | None:
+        """One sentence when a request to ``base_url`` is not allowed, else None; ``named``
+        says whose endpoint it is (``The judge spec's endpoint``)."""
         if is_own_api(provider, base_url) or self.listed_at(str(base_url)) is not None:
             return None
         names = ", ".join(e.name for e in self.listed) or "none are listed"
         return (
-            f"The endpoint {base_url} is not one this workbench's operator allows, so no "
-            f"request goes to it: use the provider's own API or a listed endpoint ({names})."
+            f"{named} {base_url} is not one this workbench's operator allows, so no request "
+            f"goes to it: use the provider's own API or a listed endpoint ({names})."
         )
 
     def key_for(self, provider: ProviderName, base_url: str | None) -> str | None:
