@@ -13,7 +13,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Local by default: reachable from this machine only. `make run ADDRESS=0.0.0.0` serves it
-# to others, which needs a data root (TSQ_DATA_ROOT); see the README.
+# to others, which needs a data root (TSQ_DATA_ROOT) and a way people log in (TSQ_AUTH or an
+# [auth] section in .streamlit/secrets.toml); see the README.
 ADDRESS ?= localhost
 
 run: $(STAMP)
