@@ -165,3 +165,33 @@ def test_cli_judge_stops_in_one_sentence_when_the_models_list_is_not_json(server
     assert NOT_JSON in one_sentence(done)
     assert fake.script.messages == []
     assert not out.exists()
+
+
+# --- defect 7: the dry run refuses what the run refuses -------------------------------------
+
+REFUSED_BEFORE_ANY_REQUEST = {
+    "unknown provider": (("--model", "bogus:foo"), "Unknown model provider 'bogus'"),
+    "no model id": (("--model", "openai:"), "No model id after 'openai'"),
+    "batch without a batch API": (
+        ("--model", "openai:gpt-4o-judge", "--batch"),
+        "Batch mode is not available for openai",
+    ),
+    "a spec's unknown provider": (("--judge", "SPEC"), "Unknown model provider 'bogus'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_BEFORE_ANY_REQUEST))
+def test_the_dry_run_refuses_what_the_run_refuses_in_the_same_sentence(case, tmp_path):
+    args, expected = REFUSED_BEFORE_ANY_REQUEST[case]
+    spec = tmp_path / "bogus.judge.toml"
+    spec.write_text('name = "bogus"\nmodel = "bogus:foo"\nrubric = "Judge the tool choice."\n')
+    args = tuple(str(spec) if arg == "SPEC" else arg for arg in args)
+    out = tmp_path / "judgments.jsonl"
+    with FakeAnthropic() as fake:
+        common = ("judge", str(SEED), *args, "--base-url", fake.url)
+        dry = one_sentence(tsq(*common, "--dry-run"))
+        real = one_sentence(tsq(*common, "--out", str(out), "--cache-dir", str(tmp_path)))
+        assert fake.requests_seen == 0
+    assert dry == real
+    assert expected in dry
+    assert not out.exists()

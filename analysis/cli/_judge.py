@@ -164,6 +164,7 @@ def judge(
         merge_judgments,
         run_summary,
     )
+    from analysis.judge._cost import start_refusal
     from analysis.llm import cost_refusal
     from analysis.render import CONDITIONS
 
@@ -176,6 +177,7 @@ def judge(
         judge_spec, model=model, votes=votes, step_chars=step_chars, base_url=base_url
     )
     votes, model = spec.votes, spec.model
+    _refuse(start_refusal(model, batch))  # what the run refuses, the dry run refuses
     choice = Choice(
         unit="turn" if unit == "turn" else "step",
         selection=selection,
@@ -240,6 +242,13 @@ def judge(
         f"Wrote {len(judgments)} judgments to {out}"
         + (f" (and kept {kept} of earlier runs there)" if kept else "")
     )
+
+
+def _refuse(refusal: str | None) -> None:
+    """A run that must not start (nor its dry run): one sentence, exit 2."""
+    if refusal:
+        click.echo(refusal, err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
 
 
 def _check_choice(

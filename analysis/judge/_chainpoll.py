@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from analysis.judge._cost import start_refusal
 from analysis.judge._rubric import RUBRIC, RUBRIC_VERSION, parse_vote, vote_request
 from analysis.llm._cache import default_cache_dir as default_cache_dir
 from analysis.llm._client import Answer, LLMClient, open_client
@@ -27,7 +28,6 @@ from analysis.llm._config import (
     EndpointRules,
     LLMConfig,
     LLMError,
-    batch_unsupported,
 )
 from analysis.llm._cost import RunStats
 from analysis.models import Judgment, Vote
@@ -200,9 +200,9 @@ async def judge_rendered(
     Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches
     API (cheaper for large corpora; Anthropic only) and gives identical output.
     """
+    if refusal := start_refusal(config.model, batch):
+        raise JudgeError(refusal)
     settings = config.llm_config()
-    if batch and settings.provider != "anthropic":
-        raise JudgeError(batch_unsupported(settings.provider))
     stats = RunStats()
     async with open_client(settings, stats) as client:
         await client.resolve_model()

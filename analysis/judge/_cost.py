@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel
 
 from analysis.judge._rubric import RUBRIC, VERDICT_TOOL
-from analysis.llm._config import LLMError, parse_model_name
+from analysis.llm._config import LLMError, batch_unsupported, parse_model_name
 from analysis.llm._cost import (
     BATCH_DISCOUNT as BATCH_DISCOUNT,
     CACHE_READ_PRICE as CACHE_READ_PRICE,
@@ -137,6 +137,19 @@ def estimate_figures(
         cost_cached_usd=cached.cost_usd,
         cost_batch_usd=batch.cost_usd if _has_batches(model) else None,
     )
+
+
+def start_refusal(model: str, batch: bool = False) -> str | None:
+    """Why a judge of ``model`` cannot start, in one sentence, decided before any request and
+    without a key (a run and its dry run refuse alike): a model name that names no provider or
+    no model, or ``batch`` for a provider without a batch API; None when it can start."""
+    try:
+        provider, _ = parse_model_name(model)
+    except LLMError as error:
+        return str(error)
+    if batch and provider != "anthropic":
+        return batch_unsupported(provider)
+    return None
 
 
 def _has_batches(model: str) -> bool:
