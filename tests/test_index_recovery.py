@@ -1,7 +1,9 @@
 """Issue #37: an index is never left unusable. An update killed while its workers parse
 (SIGKILL or SIGTERM) leaves no worker behind, and the next commands take its lock over and
-finish it; a lock left held by what a dead ``tsq`` left behind does not stop them either.
-Every figure expected is what reading every file (``--no-index``) gives."""
+finish it; a lock left held by what a dead ``tsq`` left behind does not stop them either. An
+index cut short (to half its bytes) is moved aside and rebuilt by every command that updates
+it, saying so in one sentence, and reading it without an update is one sentence too. Every
+figure expected is what reading every file (``--no-index``) gives."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, SAMPLES
+
+from analysis.index import Collection, IndexProblem, IndexReader
 
 COPIES = 40
 """Copies of the real Claude Code sessions: about two seconds of parsing on two workers."""
@@ -179,3 +184,100 @@ def test_a_lock_held_by_what_a_dead_tsq_left_behind_is_taken_over(
     indexed = tsq("ingest", "--json", str(collection), "--index", str(index))
     assert indexed.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout) == expected
+
+
+@pytest.fixture(scope="module")
+def built(collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of the collection, as ``tsq index`` builds it."""
+    index = tmp_path_factory.mktemp("built") / "index.duckdb"
+    done = tsq("index", str(collection), "--index", str(index), timeout=120)
+    assert done.returncode == 0, done.stderr
+    return index
+
+
+@pytest.fixture
+def cut(built: Path, tmp_path: Path) -> Path:
+    """A copy of the built index cut to half its bytes (a copy or a disk that gave out)."""
+    index = tmp_path / "index.duckdb"
+    shutil.copyfile(built, index)
+    os.truncate(index, index.stat().st_size // 2)
+    return index
+
+
+def _said_moved_aside(stderr: str, index: Path) -> None:
+    """One sentence on stderr names the index and where it was moved aside."""
+    aside = list(index.parent.glob(f"{index.name}.corrupt-*"))
+    assert len(aside) == 1, aside
+    said = [line for line in stderr.splitlines() if "moved aside" in line]
+    assert len(said) == 1, stderr
+    assert said[0].startswith(f"{index} could not be read")
+    assert aside[0].name in said[0]
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["index"], ["ingest", "--json"]], ids=["index", "ingest"])
+def test_an_index_cut_to_half_its_bytes_is_moved_aside_and_rebuilt(
+    collection, expected, cut, command
+):
+    half = cut.stat().st_size
+    done = tsq(*command, str(collection), "--index", str(cut))
+    assert done.returncode == 0, done.stderr
+    _said_moved_aside(done.stderr, cut)
+    assert next(cut.parent.glob("index.duckdb.corrupt-*")).stat().st_size == half
+    if command == ["index"]:
+        assert done.stdout.startswith(f"{COPIES * 6} files new, 0 changed, 0 unchanged")
+        done = tsq("ingest", "--json", str(collection), "--index", str(cut))
+        assert done.returncode == 0, done.stderr
+        assert "0 files new, 0 changed" in done.stderr
+        assert "moved aside" not in done.stderr
+    assert json.loads(done.stdout) == expected
+
+
+@pytest.mark.slow
+def test_the_apps_collection_over_an_index_cut_short_rebuilds_it(collection, expected, cut, capfd):
+    opened = Collection([collection], cut)
+    assert opened.session_ids == [s["session_id"] for s in expected["sessions"]]
+    assert len(opened.issues()) == expected["totals"]["issues"]
+    _said_moved_aside(capfd.readouterr().err, cut)
+
+
+@pytest.mark.slow  # its fixtures build the collection and its index
+def test_reading_an_index_cut_short_without_an_update_is_one_sentence(collection, cut):
+    with pytest.raises(IndexProblem) as raised, IndexReader(cut) as reader:
+        reader.ingest_report([collection])
+    said = str(raised.value)
+    assert said.startswith(f"{cut} could not be read")
+    assert "\n" not in said
+    assert "tsq index" in said  # what to do about it
+    aside = list(cut.parent.glob("index.duckdb.corrupt-*"))  # so that tsq index rebuilds it
+    assert len(aside) == 1
+    assert aside[0].name in said
+
+
+def test_an_index_another_process_has_open_is_in_use_not_damaged(tmp_path, session_leader):
+    """DuckDB's own lock refuses a writer while another process reads the index: one
+    sentence and exit 2, and the index is left where it is (it is in use, not damaged)."""
+    folder = SAMPLES / "transcripts"
+    index = tmp_path / "index.duckdb"
+    assert tsq("index", str(folder), "--index", str(index)).returncode == 0
+    reader = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, time\n"
+            f"conn = duckdb.connect({str(index)!r}, read_only=True)\n"
+            "print('open', flush=True)\n"
+            "time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    session_leader.append(reader)
+    assert reader.stdout is not None
+    assert reader.stdout.readline() == b"open\n"
+    done = tsq("index", str(folder), "--index", str(index))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"{index}: in use elsewhere")
+    assert done.stderr.count("\n") == 1
+    assert not list(tmp_path.glob("index.duckdb.corrupt-*"))

@@ -76,6 +76,11 @@ class IndexProblem(RuntimeError):
     """An index that cannot be used, in one sentence."""
 
 
+class IndexBusy(IndexProblem):
+    """An index another connection has open (DuckDB's own lock on its file): in use, not
+    damaged, so never moved aside."""
+
+
 class IndexSummary(BaseModel):
     """What an update did (``tsq index``'s summary line)."""
 
@@ -288,15 +293,15 @@ def _locked(path: Path, say: Callable[[str], None] = _to_stderr) -> Iterator[_Lo
                 if lock.record.get("pid") not in (None, os.getpid()):
                     say(
                         f"{path}: process {lock.record['pid']}, which was updating it, ended "
-                        "without letting go of its lock (killed or crashed): taken over, and its "
-                        "update finished here."
+                        "without letting go of its lock (killed or crashed): taken over."
                     )
                 elif _flock_held(handle):
                     say(
                         f"{path}: its lock is still held by processes an older tsq left behind "
                         "(parsing workers that outlived it): taken over."
                     )
-                lock.write(pid=os.getpid(), since=datetime.now().strftime("%H:%M:%S"))
+                now = datetime.now().strftime("%H:%M:%S")
+                lock.write(**(lock.record | {"pid": os.getpid(), "since": now}))
                 yield lock
             finally:
                 lock.write(**{k: v for k, v in lock.record.items() if k not in ("pid", "since")})
@@ -343,12 +348,17 @@ def _flock_held(handle: Any) -> bool:
 
 
 def connect(path: Path, read_only: bool = False) -> Any:
-    """A DuckDB connection to the index; IndexProblem when the file is not a usable index."""
+    """A DuckDB connection to the index; IndexBusy when another connection has it open in a
+    way that excludes this one, IndexProblem when the file is not a usable index."""
     import duckdb
 
     try:
         conn = duckdb.connect(str(path), read_only=read_only)
     except (duckdb.Error, OSError) as error:
+        if isinstance(error, duckdb.ConnectionException) or "Could not set lock" in str(error):
+            raise IndexBusy(
+                f"{path}: in use elsewhere ({_first_line(error)}); try again when it is done"
+            ) from None
         raise IndexProblem(f"{path}: not a usable index ({_first_line(error)})") from None
     return conn
 
@@ -357,26 +367,113 @@ def _first_line(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def _open_for_update(path: Path) -> tuple[Any, str | None]:
-    """The index opened for writing, its tables made; a corrupt one is moved aside and
-    rebuilt, and the sentence saying so returned."""
-    rebuilt = None
+def _cause(error: BaseException) -> BaseException:
+    """What DuckDB said, under the IndexProblem that :func:`connect` made of it."""
+    if isinstance(error, IndexProblem) and error.__context__ is not None:
+        return error.__context__
+    return error
+
+
+def damaged(error: BaseException) -> bool:
+    """Whether a DuckDB error says that the index's file cannot be read: cut short, a block
+    whose checksum fails, a file that is not DuckDB's (not: in use, or not written)."""
+    import duckdb
+
+    said = str(error)
+    if "Could not set lock" in said or "write" in said.lower() or "No space" in said:
+        return False
+    kinds = (duckdb.IOException, duckdb.SerializationException, duckdb.InternalException)
+    return isinstance(error, kinds) or "Corrupt" in said
+
+
+def stamp(path: Path) -> str | None:
+    """What the file system says of an index file (and whether a write-ahead log lies beside
+    it): the same as when an update last left it only if nothing has touched it since."""
     try:
-        conn = connect(path)
-        create_tables(conn)
-    except Exception as error:  # duckdb raises many kinds for a damaged file
-        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    wal = "+wal" if Path(f"{path}.wal").exists() else ""
+    return f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}{wal}"
+
+
+def _read_whole(conn: Any) -> None:
+    """Every row of every table read, so that DuckDB checks every block in use against its
+    checksum: an error when any part of the file cannot be read."""
+    tables = conn.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+    ).fetchall()
+    for (table,) in tables:
+        conn.execute(f'SELECT bit_xor(hash(t)) FROM "{table}" t').fetchall()
+
+
+def _move_aside(path: Path) -> Path:
+    """A damaged index (and its write-ahead log) renamed ``<index>.corrupt-TIME``, kept."""
+    aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
+    number = 1
+    while aside.exists():
+        number += 1
+        aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}-{number}")
+    try:
         for suffix in ("", ".wal"):
-            damaged = Path(f"{path}{suffix}")
-            if damaged.exists():
-                damaged.rename(Path(f"{aside}{suffix}"))
-        rebuilt = (
-            f"the index was corrupt ({_first_line(error)}): rebuilt, the old one kept as "
-            f"{aside.name}"
-        )
-        conn = connect(path)
+            if Path(f"{path}{suffix}").exists():
+                Path(f"{path}{suffix}").rename(Path(f"{aside}{suffix}"))
+    except OSError as error:
+        raise IndexProblem(
+            f"{path}: cannot be read, nor moved aside ({error.strerror}); remove it"
+        ) from None
+    return aside
+
+
+def _set_aside(path: Path, error: BaseException, say: Callable[[str], None]) -> str:
+    """``path`` moved aside as unreadable and said so; what the summary line says of it."""
+    aside = _move_aside(path)
+    said = _first_line(_cause(error))
+    say(f"{path} could not be read ({said}): moved aside as {aside.name}, and rebuilt.")
+    return f"the index was corrupt: rebuilt, the old one kept as {aside.name}"
+
+
+def set_aside_if_unchanged(path: Path, seen: str | None) -> Path | None:
+    """A reader's: the index it found unreadable moved aside (its lock taken, so no update
+    is under way), if it is still the file it read (``seen``, its :func:`stamp`), so that
+    the next update builds it anew; its new name, else None."""
+    with _locked(path):
+        return _move_aside(path) if stamp(path) == seen else None
+
+
+def _opened(path: Path, check: bool) -> tuple[Any, list[tuple[Any, ...]]]:
+    """A connection to the index, read through first (:func:`_read_whole`) when ``check``,
+    its tables made, and the layout it says it has."""
+    conn = connect(path)
+    try:
+        if check:
+            _read_whole(conn)
         create_tables(conn)
-    schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
+        schema = conn.execute("SELECT value FROM state WHERE name = 'schema'").fetchall()
+    except BaseException:
+        conn.close()  # before it is moved aside: a path reopened in this process reuses it
+        raise
+    return conn, schema
+
+
+def _open_for_update(
+    path: Path, verified: str | None, say: Callable[[str], None]
+) -> tuple[Any, str | None]:
+    """The index opened for writing, its tables made, and why it was rebuilt, if it was.
+
+    One that cannot be read (not DuckDB's, cut short, a damaged block) is moved aside, said in
+    one sentence, and rebuilt. Whether every part can be read is checked by reading every
+    table whenever the file is not as an update left it (``verified``, its :func:`stamp` then):
+    an update killed, a file copied or cut. One in use elsewhere is an :class:`IndexBusy`."""
+    try:
+        conn, schema = _opened(path, check=stamp(path) != verified)
+    except IndexBusy:
+        raise
+    except Exception as error:  # duckdb raises many kinds for a damaged file
+        moved = _set_aside(path, error, say)
+        conn, _ = _opened(path, check=False)
+        return conn, moved
+    rebuilt = None
     if schema and schema[0][0] != layout():
         for table in [*TABLES, "files", "keys", "state", "label_stores"]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
@@ -602,32 +699,51 @@ def update_index(
     what the update waits for or takes over (on stderr by default)."""
     started = time.monotonic()
     path = Path(index) if index is not None else default_index_path()
-    with _locked(path, on_note or _to_stderr):
-        conn, rebuilt = _open_for_update(path)
+    import duckdb
+
+    say = on_note or _to_stderr
+    inside = None if root is None else str(root)
+
+    def update(conn: Any, rebuilt: str | None) -> IndexSummary:
+        plan = _plan(conn, paths, discovered or discover_resolved(paths, inside))
+        if on_plan is not None:
+            on_plan(len(plan.todo))
+        _refresh(conn, plan.touched)
+        _update_labels(conn, label_stores)
+        if not plan.todo and not plan.removed and _complete(conn):
+            return _summary(conn, path, plan, started, rebuilt)  # nothing else to write
+        conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
+        parsed: set[str] = set()
+        batch: list[Parsed] = []
+        for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file, inside):
+            parsed.add(item.path)
+            batch.append(item)
+            if len(batch) >= BATCH_FILES:
+                _write_batch(conn, batch, plan.indexed)
+                batch = []
+        _write_batch(conn, batch, plan.indexed)
+        _reload_groups(conn, parsed, plan, inside)
+        conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
+        return _summary(conn, path, plan, started, rebuilt)
+
+    with _locked(path, say) as lock:
+        conn, rebuilt = _open_for_update(path, lock.record.get("verified"), say)
         try:
-            inside = None if root is None else str(root)
-            plan = _plan(conn, paths, discovered or discover_resolved(paths, inside))
-            if on_plan is not None:
-                on_plan(len(plan.todo))
-            _refresh(conn, plan.touched)
-            _update_labels(conn, label_stores)
-            if not plan.todo and not plan.removed and _complete(conn):
-                return _summary(conn, path, plan, started, rebuilt)  # nothing else to write
-            conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
-            parsed: set[str] = set()
-            batch: list[Parsed] = []
-            for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file, inside):
-                parsed.add(item.path)
-                batch.append(item)
-                if len(batch) >= BATCH_FILES:
-                    _write_batch(conn, batch, plan.indexed)
-                    batch = []
-            _write_batch(conn, batch, plan.indexed)
-            _reload_groups(conn, parsed, plan, inside)
-            conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
-            return _summary(conn, path, plan, started, rebuilt)
+            try:
+                summary = update(conn, rebuilt)
+            except duckdb.Error as error:  # a damaged block the update came upon: rebuilt
+                if not damaged(error):
+                    raise
+                conn.close()
+                rebuilt = _set_aside(path, error, say)
+                conn, _ = _opened(path, check=False)
+                summary = update(conn, rebuilt)
+        except duckdb.Error as error:
+            raise IndexProblem(f"{path}: cannot be updated ({_first_line(error)})") from None
         finally:
             conn.close()
+        lock.write(**(lock.record | {"verified": stamp(path)}))
+        return summary
 
 
 PARTITIONED = tuple(TABLES)

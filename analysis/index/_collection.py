@@ -165,8 +165,9 @@ class Collection:
     def _file_groups(reader: IndexReader, scope: list[str]) -> dict[str, list[str]]:
         """Each file's group: the files it must be read with to give what loading them all
         gives (:func:`~analysis.index._build.shared_groups`); a file alone is not listed."""
-        with_scope(reader.conn, scope)
-        return {file: group for group in shared_groups(reader.conn) for file in group}
+        with reader.guarded():
+            with_scope(reader.conn, scope)
+            return {file: group for group in shared_groups(reader.conn) for file in group}
 
     # what needs the files
 
@@ -270,7 +271,7 @@ class Collection:
         ``judgments`` or ``labels``, those instead of the index's)."""
         from analysis.index._trends import step_scores
 
-        with IndexReader(self.index) as reader:
+        with IndexReader(self.index) as reader, reader.guarded():
             return step_scores(reader, judge, self._scope, judgments, labels)
 
     def why_empty(self) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,10 @@ from analysis.index._build import (
     Discovered,
     IndexProblem,
     connect,
+    damaged,
     default_index_path,
+    set_aside_if_unchanged,
+    stamp,
     with_scope,
 )
 from analysis.ingest._loader import discover_resolved
@@ -29,6 +33,7 @@ class IndexReader:
             raise IndexProblem(f"{self.path}: no index yet (build it with tsq index PATH...)")
         import duckdb
 
+        self.seen = stamp(self.path)
         self.conn: Any = connect(self.path, read_only=True)
         try:
             complete = self.conn.execute(
@@ -36,6 +41,8 @@ class IndexReader:
             ).fetchall()
         except duckdb.CatalogException:  # killed before its first tables were written
             complete = []
+        except duckdb.Error as error:
+            raise self.unreadable(error) from None
         if not complete or complete[0][0] != "true":
             self.conn.close()
             raise IndexProblem(
@@ -44,6 +51,30 @@ class IndexReader:
 
     def close(self) -> None:
         self.conn.close()
+
+    def unreadable(self, error: BaseException) -> IndexProblem:
+        """The problem of a DuckDB error met reading the index, in one sentence. A damaged
+        index is moved aside (unless an update has replaced it meanwhile), so that the next
+        update builds it anew rather than trusting it."""
+        self.conn.close()
+        said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if not damaged(error):
+            return IndexProblem(f"{self.path}: cannot be read ({said})")
+        aside = set_aside_if_unchanged(self.path, self.seen)
+        kept = f"moved aside as {aside.name}, " if aside is not None else ""
+        return IndexProblem(
+            f"{self.path} could not be read ({said}): {kept}tsq index builds it again"
+        )
+
+    @contextmanager
+    def guarded(self) -> Iterator[None]:
+        """A DuckDB error met inside, as :meth:`unreadable` says it."""
+        import duckdb
+
+        try:
+            yield
+        except duckdb.Error as error:
+            raise self.unreadable(error) from None
 
     def __enter__(self) -> IndexReader:
         return self
@@ -146,9 +177,10 @@ class IndexReader:
     ) -> list[tuple[Any, ...]]:
         """``query`` over the rows of the files in ``scope`` (resolved paths, a temporary
         table ``scope`` that ``tail`` may name too)."""
-        with_scope(self.conn, scope)
         where = f" WHERE {path_column} IN (SELECT path FROM scope)"
-        return list(self.conn.execute(query + where + tail).fetchall())
+        with self.guarded():
+            with_scope(self.conn, scope)
+            return list(self.conn.execute(query + where + tail).fetchall())
 
 
 class ParquetTables:
