@@ -193,9 +193,7 @@ def test_beyond_loopback_without_a_login_configured_no_page_runs_in_a_real_brows
 
 @pytest.mark.browser
 @needs_chromium
-def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(
-    tmp_path, screenshots
-):
+def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(tmp_path, screenshots):
     """Served for real with the operator's key in its environment: the Judge page has no
     field for an endpoint, and a spec a visitor uploads that names one is refused before any
     request reaches it."""
