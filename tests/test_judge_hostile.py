@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -23,6 +24,7 @@ from fake_openai import FakeOpenAI
 from pydantic import BaseModel
 
 import analysis
+from analysis.judge import JudgeConfig, JudgeError, estimate_run, judge_rendered
 from analysis.llm import LLMClient, LLMConfig, LLMError, StructuredRequest, tool_for
 
 API_KEY = "test-key"  # both fake servers' key
@@ -195,3 +197,99 @@ def test_the_dry_run_refuses_what_the_run_refuses_in_the_same_sentence(case, tmp
     assert dry == real
     assert expected in dry
     assert not out.exists()
+
+
+# --- defect 10: a request that cannot fit the model's context -------------------------------
+
+WORDS = "Judge the tool choice with care. "
+TEN_MB = 10_000_000
+
+
+def rubric_of(chars: int) -> str:
+    return (WORDS * (chars // len(WORDS) + 1))[:chars]
+
+
+def huge_spec(tmp_path, chars: int, model: str = "claude-judge-4-5"):
+    """A spec whose inline rubric is ``chars`` characters long."""
+    path = tmp_path / "huge.judge.toml"
+    path.write_text(f'name = "huge"\nmodel = "{model}"\nrubric = """\n{rubric_of(chars)}\n"""\n')
+    return path
+
+
+def refused_alike(tmp_path, spec) -> str:
+    """The sentence both the dry run and the run of ``spec`` stop with, before any request."""
+    out = tmp_path / "judgments.jsonl"
+    with FakeAnthropic() as fake:
+        common = ("judge", str(SEED), "--judge", str(spec), "--base-url", fake.url)
+        dry = one_sentence(tsq(*common, "--dry-run"))
+        real = one_sentence(tsq(*common, "--out", str(out), "--cache-dir", str(tmp_path)))
+        assert fake.requests_seen == 0  # not even the models list
+    assert dry == real
+    assert not out.exists()
+    return dry
+
+
+def tokens_in(sentence: str) -> int:
+    return int(re.search(r"about ([\d,]+) input tokens", sentence).group(1).replace(",", ""))
+
+
+def test_a_ten_megabyte_rubric_is_refused_before_any_request(tmp_path):
+    """(The spec reader refuses a spec file this large before any estimate, since 482705e.)"""
+    refused_alike(tmp_path, huge_spec(tmp_path, TEN_MB))
+
+
+def test_a_rubric_beyond_the_models_context_is_refused_before_any_request(tmp_path):
+    """900,000 characters, about 225,000 tokens: a spec file the reader takes, beyond the
+    200,000 tokens a Claude model (Haiku here) takes."""
+    sentence = refused_alike(tmp_path, huge_spec(tmp_path, 900_000, "claude-haiku-judge-3"))
+    assert sentence.startswith("Not started: a request would need about ")
+    assert "the 200,000-token context of claude-haiku-judge-3" in sentence
+    # at about 4 characters a token; the seed's steps and menu add a few thousand characters
+    assert 900_000 // 4 < tokens_in(sentence) < (900_000 + 20_000) // 4
+
+
+@pytest.mark.parametrize(
+    ("model", "refused_by"),
+    [
+        ("openai:gpt-4o-judge", "the 128,000-token context of openai:gpt-4o-judge"),
+        ("gemini:gemini-2.5-flash-judge", None),  # Gemini 2.5 takes 1,048,576 tokens
+    ],
+)
+def test_the_context_is_the_one_stated_for_the_models_family(model, refused_by, tmp_path):
+    """The same 900,000 characters: more than GPT-4o's 128,000 tokens, less than Gemini 2.5's
+    1,048,576 (as their makers state them)."""
+    done = tsq("judge", str(SEED), "--judge", str(huge_spec(tmp_path, 900_000, model)), "--dry-run")
+    if refused_by is None:
+        assert done.returncode == 0, done.stderr
+        assert "4 steps x 3 votes = 12 requests" in done.stdout
+    else:
+        assert refused_by in one_sentence(done)
+
+
+def test_the_estimate_carries_the_refusal_the_judge_page_shows(tmp_path):
+    """A 10 MB rubric given to the estimate and the run directly (the Judge page's way), for a
+    model of no stated context: beyond the 1,048,576 tokens assumed for it."""
+    units = analysis.judge_inputs(analysis.load([SEED]).sessions)
+    assert estimate_run(units, 3, "claude-judge-4-5").refusal is None
+    huge = rubric_of(TEN_MB)
+    refusal = estimate_run(units, 3, "claude-judge-4-5", huge).refusal
+    assert refusal is not None
+    assert refusal.startswith("Not started: a request would need about ")
+    assert "the 1,048,576-token context assumed for claude-judge-4-5" in refusal
+    assert TEN_MB // 4 < tokens_in(refusal) < (TEN_MB + 20_000) // 4
+    unknown = estimate_run(units, 3, "bogus:foo").refusal
+    assert unknown is not None
+    assert unknown.startswith("Unknown model provider 'bogus'")
+    # the run refuses the same, before any request
+    with FakeAnthropic() as fake:
+        config = JudgeConfig(
+            model="claude-judge-4-5",
+            base_url=fake.url,
+            api_key=API_KEY,
+            system=huge,
+            cache_dir=tmp_path,
+        )
+        with pytest.raises(JudgeError) as caught:
+            asyncio.run(judge_rendered(units, config))
+        assert fake.requests_seen == 0
+    assert str(caught.value) == refusal

@@ -198,6 +198,7 @@ def judge(
 
         plan = direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
     estimate = plan.estimate
+    _refuse(estimate.refusal)  # a request beyond the model's context, before any request
     if plan.sample is not None:
         _print_sample(plan, spec.judge_id)
     _print_estimate(estimate, unit, votes, len(CONDITIONS) if ablation else 1)

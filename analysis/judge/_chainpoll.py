@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from analysis.judge._cost import start_refusal
+from analysis.judge._cost import ANSWER_TOKENS, estimate_run, start_refusal
 from analysis.judge._rubric import RUBRIC, RUBRIC_VERSION, parse_vote, vote_request
 from analysis.llm._cache import default_cache_dir as default_cache_dir
 from analysis.llm._client import Answer, LLMClient, open_client
@@ -58,7 +58,7 @@ class JudgeConfig(BaseModel):
     """Transport retries (429, 5xx, 529 overloaded, timeouts), honouring retry-after."""
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     """Seconds one HTTP request may take before it counts as timed out (and is retried)."""
-    max_tokens: int = 1024
+    max_tokens: int = ANSWER_TOKENS
     cache_dir: Path | None = None
     poll_seconds: float = 10.0
     """Batch mode: how long to wait between status checks."""
@@ -198,9 +198,13 @@ async def judge_rendered(
     """Judge every rendered turn; results in the order given.
 
     Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches
-    API (cheaper for large corpora; Anthropic only) and gives identical output.
+    API (cheaper for large corpora; Anthropic only) and gives identical output. What the
+    estimate refuses (a request beyond the model's context) is a JudgeError before any request.
     """
-    if refusal := start_refusal(config.model, batch):
+    if refusal := (
+        start_refusal(config.model, batch)
+        or estimate_run(turns, config.votes, config.model, config.system).refusal
+    ):
         raise JudgeError(refusal)
     settings = config.llm_config()
     stats = RunStats()

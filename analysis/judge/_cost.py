@@ -14,9 +14,11 @@ from analysis.llm._cost import (
     BATCH_DISCOUNT as BATCH_DISCOUNT,
     CACHE_READ_PRICE as CACHE_READ_PRICE,
     CACHE_WRITE_PRICE as CACHE_WRITE_PRICE,
+    DEFAULT_CONTEXT_TOKENS as DEFAULT_CONTEXT_TOKENS,
     MIN_CACHED_TOKENS as MIN_CACHED_TOKENS,
     PRICES as PRICES,
     RunStats as RunStats,
+    context_of as context_of,
     dollars as dollars,
     min_cached_tokens as min_cached_tokens,
     price_of as price_of,
@@ -27,6 +29,8 @@ from analysis.render._judge_input import JudgeInput
 CHARS_PER_TOKEN = 4
 ESTIMATED_OUTPUT_TOKENS = 300
 """A vote's reasoning and verdict, for estimates before a run."""
+ANSWER_TOKENS = 1024
+"""The most a vote may answer (its ``max_tokens``): room kept for it in the model's context."""
 
 
 class RunEstimate(BaseModel):
@@ -48,6 +52,12 @@ class RunEstimate(BaseModel):
     cost_batch_usd: float | None
     """With ``--batch`` (half price), prompt caching included; None where the provider has no
     batch API."""
+    largest_request_tokens: int = 0
+    """The input tokens of the largest request."""
+    refusal: str | None = None
+    """Why the run must not start, in one sentence: the model's name cannot be used, or the
+    largest request cannot fit the model's context (:func:`context_refusal`); None when it
+    may. The run (``judge_rendered``) refuses the same before any request."""
 
     def headline(self, unit: str, votes: int, conditions: int = 1) -> str:
         """What will be asked, each factor on its own: "215 steps x 3 conditions x 3 votes =
@@ -103,14 +113,16 @@ def estimate_figures(
     """:func:`estimate_run` from each unit's figures instead of the rendered units."""
     rubric_tokens = (len(system) + len(json.dumps(VERDICT_TOOL))) // CHARS_PER_TOKEN
     prefixes: dict[str, int] = {}
-    input_tokens = prefix_requests = units = tool_calls = 0
+    input_tokens = prefix_requests = units = tool_calls = largest = 0
     sessions = set()
     for unit in figures:
         units += 1
         sessions.add(unit.session_id)
         tool_calls += unit.tool_calls
         prefix = rubric_tokens + unit.menu_chars // CHARS_PER_TOKEN
-        input_tokens += votes * (prefix + unit.unit_chars // CHARS_PER_TOKEN)
+        request = prefix + unit.unit_chars // CHARS_PER_TOKEN
+        largest = max(largest, request)
+        input_tokens += votes * request
         if prefix >= min_cached_tokens(model):
             prefixes[unit.menu_digest] = prefix
             prefix_requests += votes * prefix
@@ -136,6 +148,27 @@ def estimate_figures(
         cost_usd=plain.cost_usd,
         cost_cached_usd=cached.cost_usd,
         cost_batch_usd=batch.cost_usd if _has_batches(model) else None,
+        largest_request_tokens=largest,
+        refusal=start_refusal(model) or context_refusal(model, largest, rubric_tokens),
+    )
+
+
+def context_refusal(model: str, request_tokens: int, instruction_tokens: int) -> str | None:
+    """Why a request of ``request_tokens`` input tokens (``instruction_tokens`` of them the
+    rubric, its examples and the verdict tool) cannot go to ``model``, in one sentence: with
+    ``ANSWER_TOKENS`` kept for the answer, it is beyond the context stated for the model's
+    family (``analysis.llm._cost.CONTEXT_TOKENS``), or beyond ``DEFAULT_CONTEXT_TOKENS`` for a
+    model of no stated context; None when it fits."""
+    stated = context_of(model)
+    context = stated or DEFAULT_CONTEXT_TOKENS
+    if request_tokens + ANSWER_TOKENS <= context:
+        return None
+    whose = f"of {model}" if stated else f"assumed for {model} (none is stated for it)"
+    return (
+        f"Not started: a request would need about {request_tokens:,} input tokens "
+        f"({instruction_tokens:,} of them the rubric, its examples and the verdict tool), more "
+        f"than the {context:,}-token context {whose} holds with {ANSWER_TOKENS:,} kept for "
+        "the answer."
     )
 
 

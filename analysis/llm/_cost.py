@@ -24,6 +24,24 @@ PRICES = {
     "gemini-2.5-flash": (0.3, 2.5),
     "gemini-2.5-flash-lite": (0.1, 0.4),
 }
+CONTEXT_TOKENS = {
+    "opus": 200_000,
+    "sonnet": 200_000,
+    "haiku": 200_000,
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "gemini-2.5-pro": 1_048_576,
+    "gemini-2.5-flash": 1_048_576,
+    "gemini-2.5-flash-lite": 1_048_576,
+}
+"""Tokens one request may hold, as each model's maker states it, by the families of ``PRICES``:
+Claude Opus, Sonnet and Haiku 200,000 (input and answer together; Sonnet's 1M context is a beta
+this client does not ask for), GPT-4o and GPT-4o mini 128,000, Gemini 2.5 Pro, Flash and
+Flash-Lite 1,048,576 input tokens."""
+DEFAULT_CONTEXT_TOKENS = 1_048_576
+"""The context assumed for a model of no family above: the largest the table states, so that
+a model of unknown size (a local server's, a newer one) is refused only a request beyond every
+context stated here; a smaller guess would refuse runs such a model may well take."""
 CACHE_WRITE_PRICE = 1.25
 """A cache write costs this many times an input token (Anthropic, 5-minute cache)."""
 CACHE_READ_PRICE = 0.1
@@ -48,6 +66,12 @@ def price_of(model: str) -> tuple[float, float] | None:
     """USD per million (input, output) tokens, by model family; None when unknown. A
     ``provider:`` prefix does not change the price."""
     return _family(model, PRICES)
+
+
+def context_of(model: str) -> int | None:
+    """The tokens a request to ``model`` may hold, as stated for its family; None when the table
+    does not know it (see ``DEFAULT_CONTEXT_TOKENS``). A ``provider:`` prefix changes nothing."""
+    return _family(model, CONTEXT_TOKENS)
 
 
 def cache_prices_of(model: str) -> tuple[float, float]:
