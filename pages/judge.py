@@ -116,6 +116,9 @@ estimate = analysis.estimate_run(units, votes, model, spec.system_text())
 
 st.caption(estimate.in_words(unit, votes, len(conditions)))
 st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
+if estimate.refusal:  # the request cannot fit the model's context: nothing to run
+    st.error(inert(estimate.refusal))
+    st.stop()
 
 key_names = KEY_ENVS[provider]
 api_key = key_from(model, key_environment()) if rules is None else rules.key_for(provider, base_url)

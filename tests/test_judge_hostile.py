@@ -293,3 +293,33 @@ def test_the_estimate_carries_the_refusal_the_judge_page_shows(tmp_path):
             asyncio.run(judge_rendered(units, config))
         assert fake.requests_seen == 0
     assert str(caught.value) == refusal
+
+
+@pytest.mark.usefixtures("fresh_app")
+def test_the_judge_page_refuses_a_spec_beyond_the_models_context_before_any_request(tmp_path):
+    from conftest import BAD, open_page, plain
+
+    spec = huge_spec(tmp_path, 900_000, "claude-haiku-judge-3")
+    at = open_page("pages/judge.py", session=BAD)
+    at.file_uploader(key="judge_spec_file").set_value(
+        [("huge.judge.toml", spec.read_bytes(), "application/toml")]
+    ).run()
+    assert not at.exception
+    (error,) = at.error
+    said = plain(error.value)
+    assert said.startswith("Not started: a request would need about ")
+    assert "the 200,000-token context of claude-haiku-judge-3" in said
+    assert "judge_run" not in [b.key for b in at.button]
+
+
+def test_tsq_align_dry_run_refuses_a_spec_beyond_the_models_context(tmp_path, monkeypatch):
+    monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
+    alignment = analysis.sample_data_dir() / "alignment"
+    spec = huge_spec(tmp_path, 900_000, "claude-haiku-judge-3")
+    labels = str(alignment / "labels.csv")
+    done = tsq("align", str(alignment / "transcripts"), "--labels", labels, "--judge", str(spec))
+    assert "Not started" in done.stderr  # the run refuses it (through the judge) ...
+    done = tsq("align", str(alignment / "transcripts"), "--labels", labels, "--judge", str(spec),
+               "--dry-run")  # fmt: skip
+    said = one_sentence(done)  # ... and so does its dry run, in the same words
+    assert said.startswith("Not started: a request would need about ")

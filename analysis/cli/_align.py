@@ -255,6 +255,10 @@ def _check_cost(estimates: list[RunEstimate], options: AlignOptions) -> None:
         f"estimated cost {dollars(total)} with prompt caching"
         + (", plus the proposal" if options.propose else "")
     )
+    unfit = next((e.refusal for e in estimates if e.refusal), None)
+    if unfit:  # what the run would refuse, the dry run refuses too
+        click.echo(unfit, err=True)
+        sys.exit(EXIT_UNUSABLE)
     if options.dry_run:
         click.echo(words)
         sys.exit(0)

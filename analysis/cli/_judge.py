@@ -163,8 +163,8 @@ def judge(
         judge_rendered,
         merge_judgments,
         run_summary,
+        start_refusal,
     )
-    from analysis.judge._cost import start_refusal
     from analysis.llm import cost_refusal
     from analysis.render import CONDITIONS
 

@@ -9,7 +9,9 @@ from ._chainpoll import (
 )
 from ._cost import (
     RunEstimate as RunEstimate,
+    context_refusal as context_refusal,
     estimate_run as estimate_run,
+    start_refusal as start_refusal,
 )
 from ._moved import (
     Choice as Choice,
