@@ -15,8 +15,7 @@ from hypothesis import given, strategies as st
 
 import analysis
 from analysis.align import label_set, labelled_steps, read_step_labels
-from analysis.align._labels import session_of
-from analysis.models import StepKey, parse_step_item_id, step_item_id
+from analysis.models import StepKey, item_session_id, parse_step_item_id, step_item_id
 from analysis.study import AdjudicationStore, StepLabel
 
 ALIGNMENT = analysis.sample_data_dir() / "alignment"
@@ -42,7 +41,7 @@ def keys(draw: st.DrawFn, sessions: st.SearchStrategy[str] = texts) -> StepKey:
 def test_an_item_id_parses_back_to_its_parts(key):
     item = step_item_id(*key)
     assert parse_step_item_id(item) == key
-    assert session_of(item) == key[0]
+    assert item_session_id(item) == key[0]
 
 
 @given(keys(), keys())
