@@ -101,8 +101,9 @@ PROVIDER_HOSTS: dict[ProviderName, str] = {
 }
 """Each provider's own API host: its key may go there, over HTTPS."""
 NO_KEY = "no-key"
-"""Sent to a listed endpoint that names no key, so the SDK never falls back on the server's
-environment (an SDK needs some key; servers without authentication ignore it)."""
+"""Sent where no key may or need go: to a listed endpoint that names none (so the SDK never falls
+back on the server's environment), and to a local server given without one (an SDK needs some
+key; servers without authentication ignore it)."""
 ENDPOINTS_ENV = "TSQ_ENDPOINTS"
 
 

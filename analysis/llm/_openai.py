@@ -20,7 +20,15 @@ from urllib.parse import urlsplit
 
 import openai
 
-from analysis.llm._config import KEY_ENVS, LLMConfig, LLMError, batch_unsupported, needs_key
+from analysis.llm._config import (
+    KEY_ENVS,
+    NO_KEY,
+    PROVIDER_HOSTS,
+    LLMConfig,
+    LLMError,
+    batch_unsupported,
+    needs_key,
+)
 from analysis.llm._cost import AnswerTokens
 from analysis.llm._provider import (
     ModelInfo,
@@ -38,9 +46,7 @@ from analysis.llm._request import StructuredRequest
 OPENAI_KEY_ENV = KEY_ENVS["openai"][0]
 GEMINI_KEY_ENVS = KEY_ENVS["gemini"]
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
-OPENAI_HOST = "api.openai.com"
-NO_KEY = "no-key"
-"""Sent to an explicit base URL when no key is set: local servers ignore it (the SDK needs one)."""
+OPENAI_HOST = PROVIDER_HOSTS["openai"]
 
 
 @asynccontextmanager
