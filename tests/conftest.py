@@ -5,8 +5,9 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -305,6 +306,27 @@ def screenshots(request: pytest.FixtureRequest) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     return folder
+
+
+def run_tsq(
+    *args: str, env: Mapping[str, str | None] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``tsq ARGS`` in a process of its own, as a user runs it: this process's environment with
+    ``env`` over it (a None value unsets a variable); one that does not finish within
+    ``timeout`` seconds fails the test."""
+    environment = dict(os.environ)
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    return subprocess.run(
+        [sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+    )
 
 
 def load_script(name: str) -> ModuleType:

@@ -6,17 +6,15 @@ test knows what each vote will be without asking the code under test.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import LoopbackServer
+from loopback import JSONHandler, LoopbackServer
 
 API_KEY = "test-key"
 MODELS = [
@@ -170,25 +168,7 @@ class FakeAnthropic(LoopbackServer):
         script = self.script
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def _send(
-                self,
-                status: int,
-                body: Any,
-                headers: dict[str, str] | None = None,
-                content_type: str = "application/json",
-            ) -> None:
-                payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                # the client may have given up waiting (a timeout under test)
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(payload)
-
+        class Handler(JSONHandler):
             def _error(
                 self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
             ) -> None:

@@ -8,16 +8,14 @@ they mean the same thing, so one test can script both servers.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from fake_anthropic import NOT_JSON_FAULTS, decision_rule, not_json, rule_verdict
-from loopback import LoopbackServer
+from loopback import JSONHandler, LoopbackServer
 
 API_KEY = "test-key"
 MODELS = ["gpt-4o-judge", "gpt-4o-mini-judge", "models/gemini-2.5-flash-judge"]
@@ -106,25 +104,7 @@ class FakeOpenAI(LoopbackServer):
         self._lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def _send(
-                self,
-                status: int,
-                body: Any,
-                headers: dict[str, str] | None = None,
-                content_type: str = "application/json",
-            ) -> None:
-                payload = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                # the client may have given up waiting (a timeout under test)
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(payload)
-
+        class Handler(JSONHandler):
             def _error(
                 self,
                 status: int,

@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from typing import Any, Self
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A request handler that answers with JSON (or given bytes) in one call."""
+
+    def _send(
+        self,
+        status: int,
+        body: Any,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
+        payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        # the client may have given up waiting (a timeout under test)
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.wfile.write(payload)
 
 
 class LoopbackServer:

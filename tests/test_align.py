@@ -9,12 +9,12 @@ import csv
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from conftest import run_tsq
 from fake_anthropic import API_KEY, FakeAnthropic, Policy
 from scipy.stats import binomtest
 from sklearn.metrics import (
@@ -44,14 +44,7 @@ GREP_IN_BASH = r'^Bash\(command="grep'
 
 
 def _tsq(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANTHROPIC_API_KEY": API_KEY, "TSQ_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return run_tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY, "TSQ_DATA_DIR": str(data_dir)})
 
 
 # Judge specs

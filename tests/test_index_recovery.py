@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS, SAMPLES
+from conftest import CORPUS, SAMPLES, run_tsq
 
 from analysis.index import Collection, IndexProblem, IndexReader
 
@@ -61,9 +61,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def tsq(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """A ``tsq`` process; one that does not finish within ``timeout`` fails the test."""
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=timeout
-    )
+    return run_tsq(*args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import subprocess
-import sys
 
 import pytest
+from conftest import run_tsq
 from fake_anthropic import NOT_JSON_FAULTS, FakeAnthropic
 from fake_openai import FakeOpenAI
 from pydantic import BaseModel
@@ -60,15 +59,8 @@ def server(request):
 
 def tsq(*args: str) -> subprocess.CompletedProcess[str]:
     """``tsq`` in a process of its own, with the fake servers' key and no key of the user's."""
-    env = {name: value for name, value in os.environ.items() if name not in KEY_ENVS}
-    env |= {"ANTHROPIC_API_KEY": API_KEY, "OPENAI_API_KEY": API_KEY}
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    keys: dict[str, str | None] = dict.fromkeys(KEY_ENVS)
+    return run_tsq(*args, env=keys | {"ANTHROPIC_API_KEY": API_KEY, "OPENAI_API_KEY": API_KEY})
 
 
 def one_sentence(done: subprocess.CompletedProcess[str]) -> str:

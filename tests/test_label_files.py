@@ -1,4 +1,4 @@
-"""Label files (issue #37): a row's bad bytes, wrong types or blank names cost only that row,
+"""Label files: a row's bad bytes, wrong types or blank names cost only that row,
 named by file and line; a file's repeated rows are imported once.
 
 Files are written to disk, read by the library and by the real ``tsq`` CLI into a real SQLite
@@ -7,11 +7,11 @@ store; the expected rows and lines are worked out here from the bytes written.""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
+
+from conftest import run_tsq
 
 from analysis.align import read_step_labels
 from analysis.study import read_labels
@@ -27,14 +27,7 @@ ROWS = [
 
 
 def _tsq(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TSQ_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return run_tsq(*args, env={"TSQ_DATA_DIR": str(data_dir)})
 
 
 def _stored(db: Path) -> list[tuple[str, str, str, str]]:

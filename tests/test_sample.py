@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import run_tsq
 from fake_anthropic import API_KEY, FakeAnthropic
 from scipy.stats import norm
 
@@ -101,14 +100,7 @@ def test_a_smaller_half_width_adds_steps_to_the_sample():
 
 
 def _tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANTHROPIC_API_KEY": API_KEY}
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    return run_tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY})
 
 
 def _keys(path: Path) -> set[tuple[object, ...]]:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import BAD, open_app, open_page, plain
 from fake_anthropic import API_KEY, FakeAnthropic
-from loopback import LoopbackServer
+from loopback import JSONHandler, LoopbackServer
 
 import analysis
 from analysis.judge import JudgeConfig, spec_toml
@@ -55,7 +54,7 @@ class Attacker(LoopbackServer):
         lock = threading.Lock()
         seen = self.requests
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JSONHandler):
             def _record(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
@@ -64,12 +63,7 @@ class Attacker(LoopbackServer):
                         {"method": self.command, "path": self.path, "body": body}
                         | {"headers": dict(self.headers.items())}
                     )
-                payload = b"{}"
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self._send(200, {})
 
             do_GET = do_POST = _record
 
