@@ -14,7 +14,6 @@ import polars as pl
 import pytest
 import records as r
 
-import analysis.study
 from analysis.study import (
     AdjudicationStore,
     Decision,
@@ -167,12 +166,6 @@ def test_unknown_rule_kind_in_labels_toml_is_one_error_naming_the_file(tmp_path)
     config.write_text('[[fields]]\nname = "grade"\n[rules.grade]\nside = "human"\n')
     with pytest.raises(LabelError, match=r"rules\.grade: a rule needs a kind"):
         load_study(tmp_path)
-
-
-def test_every_exported_name_loads():
-    """The stub lazy_loader reads names each one's module: a name left behind by a move fails."""
-    for name in analysis.study.__all__:
-        assert getattr(analysis.study, name) is not None, name
 
 
 def _transcript(path: Path, item: str, repeats: int) -> None:
