@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast lint bench clean
+.PHONY: run test test-fast lint bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 
 # Local by default: reachable from this machine only. `make run ADDRESS=0.0.0.0` serves it
 # to others, which needs a data root (TSQ_DATA_ROOT) and a way people log in (TSQ_AUTH or an
-# [auth] section in .streamlit/secrets.toml); see the README.
+# [auth] section in .streamlit/secrets.toml); see docs/serving.md.
 ADDRESS ?= localhost
 
 run: $(STAMP)
@@ -35,6 +35,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ingest.py
+
+# The documentation site, served at http://127.0.0.1:8000 and rebuilt as a page changes.
+# `make test` builds it with `mkdocs build --strict` (tests/test_docs.py).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
