@@ -43,9 +43,15 @@ def is_loopback(address: str | None) -> bool:
         return False
 
 
-def says_served(flag: str | None) -> bool:
-    """Whether ``TSQ_SERVED`` says a proxy shares the app: ``1``, ``true`` or ``yes``."""
-    return (flag or "").strip().lower() in {"1", "true", "yes"}
+SERVED_WORDS = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
+"""What ``TSQ_SERVED`` may say (unset or empty: not served)."""
+
+
+def says_served(flag: str | None) -> bool | None:
+    """Whether ``TSQ_SERVED`` says a proxy shares the app; None when it says neither (another
+    word, which the app refuses rather than guess)."""
+    word = (flag or "").strip().lower()
+    return SERVED_WORDS.get(word) if word else False
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,14 @@ class Serving:
 
     @property
     def served(self) -> bool:
-        return not is_loopback(self.address) or says_served(self.served_flag)
+        """Beyond loopback, behind a Unix socket (only a proxy in front reaches one), or said
+        so by ``TSQ_SERVED`` (a word it does not know counts as served: the safe side)."""
+        behind_socket = (self.address or "").strip().startswith(UNIX_SOCKET_PREFIX)
+        return (
+            not is_loopback(self.address)
+            or behind_socket
+            or says_served(self.served_flag) is not False
+        )
 
     @property
     def auth_mode(self) -> AuthMode | None:
@@ -85,13 +98,18 @@ class Serving:
         if not is_loopback(self.address):
             where = f"at {self.address}" if self.address else "on every network interface"
             return f"listens {where}, beyond this machine,"
-        return "is shared through a proxy (TSQ_SERVED),"
+        if says_served(self.served_flag):
+            return "is shared through a proxy (TSQ_SERVED),"
+        return f"listens at {self.address}, which only a proxy in front reaches,"
 
     def refusal(self) -> str | None:
         """The one sentence every page says instead of running, or None when pages may run:
         served, the workbench needs a data root that is a folder, and a way people log in."""
         if not self.served:
             return None
+        if says_served(self.served_flag) is None:
+            flag = (self.served_flag or "").strip()
+            return f"TSQ_SERVED={flag} is not 1 or 0, so the pages of this workbench are off."
         where = self._where()
         setting = "set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the folder"
         if self.root is None:
@@ -120,6 +138,12 @@ class Serving:
                 "off: give .streamlit/secrets.toml an [auth] section (Streamlit's login), or "
                 "set TSQ_AUTH=proxy when an authenticating proxy is in front, or TSQ_AUTH=none "
                 "to let anyone who reaches it in."
+            )
+        if mode == "proxy" and not is_loopback(self.address):
+            return (
+                f"TSQ_AUTH=proxy says an authenticating proxy is in front, but this workbench "
+                f"{where} where anyone reaches it without the proxy, so its pages are off: "
+                "listen on localhost (or a Unix socket) behind the proxy."
             )
         if mode == "login" and not self.login_configured:
             return (

@@ -85,7 +85,7 @@ def test_beyond_loopback_with_a_data_root_the_pages_run(rooted, monkeypatch):
 def test_a_data_root_in_the_secrets_counts_too(tmp_path, monkeypatch):
     from conftest import APP
 
-    monkeypatch.setenv("TSQ_AUTH", "proxy")
+    monkeypatch.setenv("TSQ_AUTH", "none")
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(APP), default_timeout=60)

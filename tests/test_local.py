@@ -88,8 +88,12 @@ NO_LOGIN = (
     [
         ({}, "This workbench listens at 0.0.0.0, beyond this machine, " + NO_LOGIN),
         ({"auth": "none"}, None),
-        ({"auth": "proxy"}, None),
-        ({"auth": " Proxy "}, None),
+        (
+            {"auth": " Proxy "},
+            "TSQ_AUTH=proxy says an authenticating proxy is in front, but this workbench listens "
+            "at 0.0.0.0, beyond this machine, where anyone reaches it without the proxy, so its "
+            "pages are off: listen on localhost (or a Unix socket) behind the proxy.",
+        ),
         ({"login_configured": True}, None),
         ({"auth": "login", "login_configured": True}, None),
         ({"auth": "none", "login_configured": True}, None),
@@ -123,6 +127,17 @@ def test_a_proxy_in_front_of_loopback_is_served_too(tmp_path):
         "pages are off: set TSQ_DATA_ROOT (or data_root in .streamlit/secrets.toml) to the "
         "folder it may read."
     )
+    assert refusal_of("localhost", str(tmp_path), served_flag="1", auth="proxy") is None
+    assert refusal_of("localhost", str(tmp_path), served_flag="on", auth="none") == (
+        "TSQ_SERVED=on is not 1 or 0, so the pages of this workbench are off."
+    )
+    assert analysis.Serving("localhost", served_flag="maybe").served  # the safe side
+    socket = "unix:///run/tsq.sock"
+    assert analysis.Serving(socket).served  # only a proxy in front reaches a socket
+    assert refusal_of(socket, str(tmp_path)) == (
+        f"This workbench listens at {socket}, which only a proxy in front reaches, " + NO_LOGIN
+    )
+    assert refusal_of(socket, str(tmp_path), auth="proxy") is None
     assert analysis.Serving("localhost", str(tmp_path), "1", "none").anonymous
     assert not analysis.Serving("localhost", str(tmp_path), None, "none").anonymous  # local
 

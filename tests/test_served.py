@@ -133,6 +133,7 @@ def test_each_key_goes_only_to_its_own_provider_or_the_listed_endpoint_that_name
     for elsewhere in ("http://api.anthropic.com", "https://api.anthropic.com.evil.test"):
         assert rules.refusal("anthropic", elsewhere) == refusal(elsewhere, "proxy, local")
     assert rules.refusal("openai", "https://api.anthropic.com") is not None  # another's host
+    assert rules.refusal("anthropic", "https://api.anthropic.com:8443") is not None  # a port
     for same in ("http://127.0.0.1:8001/v1/", "HTTP://127.0.0.1:8001/v1"):
         assert rules.refusal("anthropic", same) is None
         assert rules.key_for("anthropic", same) == "pk"
@@ -196,6 +197,75 @@ def test_a_council_member_at_an_unlisted_endpoint_is_refused_before_any_request(
     sessions = analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions[:1]
     with pytest.raises(LLMError, match="operator allows"):
         asyncio.run(analysis.council.run_council(sessions, config, endpoints=rules))
+    assert attacker.requests == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://[api.anthropic.com]",
+        "http://[::1",
+        "https://evil.test\u2100@api.anthropic.com",
+        "https://api.anthropic.com@evil.test",
+        "https://api.anthropic.com:443:1",
+        "https://api.anthropic.com/v1?x=1",
+        "https://api.anthropic.com/v1#x",
+        "https://api.anthropic.com\\@evil.test",
+        "https://api.anthropic.com/\n",
+        "https://api.anthropic.\tcom",
+    ],
+)
+def test_a_url_that_is_not_plain_is_neither_the_providers_nor_listable(url):
+    """HTTP clients and ``urlsplit`` may read such a URL differently: refused, never raised."""
+    rules = EndpointRules((ListedEndpoint(name="proxy", base_url="http://127.0.0.1:8001/v1"),), {})
+    for provider in ("anthropic", "openai", "gemini"):
+        assert rules.refusal(provider, url) is not None
+    if url.strip() != url:  # the operator's list is read stripped, as TOML and env values come
+        assert ListedEndpoint(name="odd", base_url=url).base_url == url.strip()
+        return
+    with pytest.raises(ValueError, match="is not a plain http"):
+        ListedEndpoint(name="odd", base_url=url)
+
+
+def test_served_the_sdk_is_given_the_providers_own_url_not_its_environments(monkeypatch, attacker):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", attacker.url)  # read by the SDK when none is given
+    monkeypatch.setenv("OPENAI_BASE_URL", attacker.url)
+    rules = EndpointRules((), {"ANTHROPIC_API_KEY": OPERATOR_KEY, "OPENAI_API_KEY": "sk-o"})
+    for model, own in [
+        ("claude-judge-4-5", "https://api.anthropic.com"),
+        ("openai:gpt-4o", "https://api.openai.com/v1"),
+    ]:
+        client = open_client(LLMConfig(model=model, endpoints=rules))
+        assert client.provider.base_url.rstrip("/") == own
+        asyncio.run(client.close())
+    assert attacker.requests == []
+
+
+def test_a_listed_endpoint_that_redirects_sends_nothing_on(attacker):
+    class Redirect(JSONHandler):
+        def do_GET(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", attacker.url + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class Redirector(LoopbackServer):
+        def __init__(self) -> None:
+            self._listen(Redirect)
+
+    with Redirector() as redirector:
+        rules = EndpointRules((ListedEndpoint(name="proxy", base_url=redirector.url),), {})
+        judge = JudgeConfig(
+            model="claude-judge-4-5", base_url=redirector.url, endpoints=rules, max_retries=0
+        )
+        sessions = analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions[:1]
+        with pytest.raises(analysis.JudgeError):
+            asyncio.run(analysis.judge_rendered(analysis.judge_inputs(sessions, "step"), judge))
     assert attacker.requests == []
 
 

@@ -187,3 +187,69 @@ def test_an_example_with_a_wrong_type_names_its_line(tmp_path):
     with pytest.raises(JudgeSpecError) as raised:
         read_spec(spec)
     assert str(raised.value).startswith(f"{spec}, line 11: not a judge spec (examples.1.label:")
+
+
+@pytest.mark.parametrize("written", [".ssh/id_ed25519", ".env", "notes/.hidden/rubric.md"])
+def test_a_hidden_file_beside_the_spec_is_not_a_rubric(tmp_path, written):
+    """A spec saved in a home folder would otherwise reach its keys."""
+    home = tmp_path / "home"
+    (home / written).parent.mkdir(parents=True)
+    (home / written).write_text(SECRET)
+    spec = home / "judge.toml"
+    spec.write_text(spec_text(written))
+    with pytest.raises(JudgeSpecError) as raised:
+        read_spec(spec)
+    assert (
+        str(raised.value)
+        == f"{spec}: its rubric_file {written} is a hidden file, so it is not read"
+    )
+
+
+def test_a_rubric_swapped_for_a_link_while_it_is_read_is_never_read_through_it(shared):
+    """Another process swaps ``rubric.md`` between a file and a link to a file outside, as fast
+    as it can, while the spec is read again and again: the outside file never comes through."""
+    secret = shared.parents[2] / "secret.txt"
+    spec = shared / "judge.toml"
+    spec.write_text(spec_text("rubric.md"))
+    rubric, swap = shared / "rubric.md", shared / "swap"
+    stop = threading.Event()
+
+    def swapper() -> None:
+        while not stop.is_set():
+            swap.unlink(missing_ok=True)
+            swap.symlink_to(secret)
+            os.replace(swap, rubric)  # now a link to the outside
+            swap.write_text("Judge the tool choice.")
+            os.replace(swap, rubric)  # a file again
+
+    thread = threading.Thread(target=swapper, daemon=True)
+    thread.start()
+    seen: list[str] = []
+    try:
+        for _ in range(400):
+            try:
+                seen.append(read_spec(spec).rubric)
+            except JudgeSpecError as error:  # refused while it was a link: fine
+                seen.append(str(error))
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    assert len(seen) == 400
+    assert not [text for text in seen if SECRET in text]
+
+
+def test_a_spec_nested_too_deeply_or_with_too_many_examples_is_one_sentence(tmp_path):
+    from analysis.judge import MAX_EXAMPLES, spec_from_text
+
+    with pytest.raises(JudgeSpecError, match=r"^deep\.toml: not valid TOML \(nested too deeply\)$"):
+        spec_from_text("x = " + "[" * 5000, "deep.toml")
+    many = (
+        'name = "x"\nmodel = "m"\nrubric = "r"\n'
+        + '[[examples]]\nstep = "s"\nlabel = "correct"\n' * (MAX_EXAMPLES + 1)
+    )
+    with pytest.raises(JudgeSpecError, match=f"more than {MAX_EXAMPLES} worked examples"):
+        spec_from_text(many, "many.toml")
+    config = tmp_path / "council.toml"
+    config.write_text("x = " + "[" * 5000)
+    with pytest.raises(analysis.council.CouncilError, match="nested too deeply"):
+        analysis.council.read_council_config(config)

@@ -120,6 +120,8 @@ def read_council_config(path: str | Path, root: str | Path | None = None) -> Cou
         raise CouncilError(f"{path}: cannot read ({error.strerror})") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise CouncilError(f"{path}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise CouncilError(f"{path}: not valid TOML (nested too deeply)") from None
     if isinstance(data.get("labels"), str):
         data["labels"] = str(path.parent / Path(data["labels"]).expanduser())
         if root is not None and not inside_root(data["labels"], root):

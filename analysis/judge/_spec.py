@@ -17,9 +17,11 @@ taken as written: ``votes = true`` or ``votes = "3"`` is refused, not turned int
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.resources
 import json
+import os
 import re
 import stat
 import tomllib
@@ -46,6 +48,8 @@ MAX_SPEC_BYTES = 1_000_000
 """The largest spec file read (its worked examples included)."""
 MAX_RUBRIC_BYTES = 200_000
 """The largest ``rubric_file`` read: some 50,000 tokens, far more than a rubric needs."""
+MAX_EXAMPLES = 200
+"""The most worked examples a spec may hold: each is in every request."""
 DEFAULT_SPEC_FILE = "default.judge.toml"
 """The built-in judge, shipped in ``analysis/data/judges/`` for users to copy."""
 EXAMPLES_HEADING = "Worked examples, labelled by people"
@@ -151,23 +155,48 @@ class _SpecFile(JudgeSpec):
         return self
 
 
-def _bounded_text(path: Path, limit: int, subject: str) -> str:
-    """The UTF-8 text of ``path``, a regular file of at most ``limit`` bytes (a FIFO, a device
-    or a folder is refused before it is opened for reading); else a JudgeSpecError saying
-    ``subject`` (the file as the user knows it) and what is wrong."""
+def _bounded_text(path: Path, limit: int, subject: str, inside: Path | None = None) -> str:
+    """The UTF-8 text of ``path``, a regular file of at most ``limit`` bytes, else a
+    JudgeSpecError saying ``subject`` (the file as the user knows it) and what is wrong.
+
+    The file is opened once and checked as opened (a FIFO or a device is never waited on);
+    with ``inside``, a link is not followed and the opened file must lie inside that folder,
+    so a file swapped for a link while it is read is refused too."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if inside is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise JudgeSpecError(f"{subject} is not a regular file")
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
+        descriptor = os.open(path, flags)
     except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise JudgeSpecError(f"{subject} is a link, so it is not read") from None
         raise JudgeSpecError(f"{subject} cannot be read ({error.strerror})") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise JudgeSpecError(f"{subject} is not a regular file")
+    with os.fdopen(descriptor, "rb") as handle:
+        if inside is not None and not _opened_inside(handle.fileno(), inside):
+            raise JudgeSpecError(f"{subject} is outside the spec's folder, so it is not read")
+        try:
+            data = handle.read(limit + 1)
+        except OSError as error:
+            raise JudgeSpecError(f"{subject} cannot be read ({error.strerror})") from None
     if len(data) > limit:
         raise JudgeSpecError(f"{subject} is larger than {limit:,} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise JudgeSpecError(f"{subject} is not UTF-8 text") from None
+
+
+def _opened_inside(descriptor: int, folder: Path) -> bool:
+    """Whether the file open as ``descriptor`` lies inside ``folder`` (where the system says
+    which file a descriptor is: Linux's ``/proc/self/fd``; elsewhere the path check stands)."""
+    try:
+        opened = Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+    except OSError:
+        return True
+    return opened.is_relative_to(folder)
 
 
 def read_spec(path: str | Path) -> JudgeSpec:
@@ -178,12 +207,19 @@ def read_spec(path: str | Path) -> JudgeSpec:
 
 
 def _rubric_beside(folder: Path, written: str, name: str) -> str:
-    """The rubric file ``written`` inside ``folder`` (``..`` and symlinks resolved first)."""
+    """The rubric file ``written`` inside ``folder`` (``..`` and symlinks resolved first), and
+    not hidden: no part of its path inside the folder starts with a dot (``.ssh/…``, ``.env``)."""
     subject = f"{name}: its rubric_file {written}"
-    target = (folder / written).resolve()
-    if not target.is_relative_to(folder.resolve()):
+    try:
+        inside = folder.resolve()
+        target = (folder / written).resolve()
+    except (OSError, RuntimeError):  # a loop of links, a folder gone
+        raise JudgeSpecError(f"{subject} cannot be read (its path cannot be resolved)") from None
+    if not target.is_relative_to(inside):
         raise JudgeSpecError(f"{subject} is outside the spec's folder, so it is not read")
-    return _bounded_text(target, MAX_RUBRIC_BYTES, subject)
+    if any(part.startswith(".") for part in target.relative_to(inside).parts):
+        raise JudgeSpecError(f"{subject} is a hidden file, so it is not read")
+    return _bounded_text(target, MAX_RUBRIC_BYTES, subject, inside)
 
 
 def _line_of(text: str, location: tuple[int | str, ...]) -> int | None:
@@ -217,6 +253,10 @@ def spec_from_text(text: str, name: str, folder: Path | None = None) -> JudgeSpe
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise JudgeSpecError(f"{name}: not valid TOML ({error})") from None
+    except RecursionError:
+        raise JudgeSpecError(f"{name}: not valid TOML (nested too deeply)") from None
+    if isinstance(data.get("examples"), list) and len(data["examples"]) > MAX_EXAMPLES:
+        raise JudgeSpecError(f"{name}: more than {MAX_EXAMPLES} worked examples")
     try:
         written = _SpecFile.model_validate(data)
     except ValidationError as error:

@@ -118,7 +118,10 @@ class AnthropicProvider:
         async def count(request: object) -> None:
             on_request()
 
-        http_client = anthropic.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
+        # An API never redirects; a redirect would send the request (transcripts) elsewhere.
+        http_client = anthropic.DefaultAsyncHttpxClient(
+            event_hooks={"request": [count]}, follow_redirects=False
+        )
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key,
             base_url=config.base_url,

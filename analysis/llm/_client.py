@@ -73,7 +73,8 @@ def open_provider(config: LLMConfig, on_request: Callable[[], None]) -> Provider
         if refusal:
             raise LLMError(refusal)
         key = rules.key_for(config.provider, config.base_url)
-        config = config.model_copy(update={"api_key": key})
+        url = rules.url_for(config.provider, config.base_url)
+        config = config.model_copy(update={"api_key": key, "base_url": url})
     if config.provider in ("openai", "gemini"):
         from analysis.llm._openai import OpenAIProvider
 

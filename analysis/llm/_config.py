@@ -100,6 +100,14 @@ PROVIDER_HOSTS: dict[ProviderName, str] = {
     "gemini": "generativelanguage.googleapis.com",
 }
 """Each provider's own API host: its key may go there, over HTTPS."""
+OWN_BASE_URLS: dict[ProviderName, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai/",
+}
+"""Each provider's own API, named explicitly where the rules apply: no environment variable of
+an SDK (``ANTHROPIC_BASE_URL``, ``OPENAI_BASE_URL``) can move it elsewhere."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
 NO_KEY = "no-key"
 """Sent where no key may or need go: to a listed endpoint that names none (so the SDK never falls
 back on the server's environment), and to a local server given without one (an SDK needs some
@@ -125,9 +133,10 @@ class ListedEndpoint(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, base_url: str) -> str:
-        parts = urlsplit(base_url.strip())
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"{base_url!r} is not an http(s) URL")
+        if plain_url(base_url.strip()) is None:
+            raise ValueError(
+                f"{base_url!r} is not a plain http(s) URL (a host, and no user, query or fragment)"
+            )
         return base_url.strip()
 
     @field_validator("name", "key")
@@ -138,31 +147,41 @@ class ListedEndpoint(BaseModel):
         return None if value is None else value.strip()
 
 
-def same_endpoint(one: str, other: str) -> bool:
-    """Whether two base URLs name the same endpoint: scheme, host, port and path alike (case
-    of scheme and host, default ports and trailing slashes aside)."""
-    return _canonical(one) == _canonical(other)
-
-
-def _canonical(url: str) -> tuple[str, str, int | None, str]:
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
+def plain_url(url: str) -> tuple[str, str, int | None, str] | None:
+    """The scheme, host, port (None: the scheme's default) and path of a plain http(s) URL, or
+    None for anything else: user info, a query or fragment, whitespace, control characters or
+    backslashes (which HTTP clients and ``urlsplit`` may read differently), a bad port."""
+    if any(c.isspace() or not c.isprintable() or c == "\\" for c in url):
+        return None
     try:
+        parts = urlsplit(url)
         port = parts.port
     except ValueError:
-        port = -1  # a malformed port matches nothing listed
-    if port == {"http": 80, "https": 443}.get(scheme):
-        port = None
-    return scheme, (parts.hostname or "").lower(), port, parts.path.rstrip("/")
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
+        return None
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        return None
+    host = parts.hostname.lower().rstrip(".")
+    return scheme, host, None if port == DEFAULT_PORTS[scheme] else port, parts.path.rstrip("/")
+
+
+def same_endpoint(one: str, other: str) -> bool:
+    """Whether two base URLs name the same endpoint: both plain (:func:`plain_url`), with
+    scheme, host, port and path alike (case, default ports and trailing slashes aside)."""
+    mine = plain_url(one)
+    return mine is not None and mine == plain_url(other)
 
 
 def is_own_api(provider: ProviderName, base_url: str | None) -> bool:
-    """Whether ``base_url`` is ``provider``'s own API: none given, or HTTPS to its host."""
+    """Whether ``base_url`` is ``provider``'s own API: none given, or a plain HTTPS URL of its
+    host on the default port."""
     if base_url is None:
         return True
-    parts = urlsplit(base_url.strip())
+    parts = plain_url(base_url)
     own = PROVIDER_HOSTS[provider]
-    return parts.scheme.lower() == "https" and (parts.hostname or "").lower() == own
+    return parts is not None and parts[:3] == ("https", own, None)
 
 
 def endpoints_from_env(text: str) -> list[ListedEndpoint]:
@@ -225,6 +244,14 @@ class EndpointRules:
             f"{named} {base_url} is not one this workbench's operator allows, so no request "
             f"goes to it: use the provider's own API or a listed endpoint ({names})."
         )
+
+    def url_for(self, provider: ProviderName, base_url: str | None) -> str:
+        """The URL handed to the SDK for an allowed ``base_url``: the provider's own API named
+        explicitly, or the listed endpoint as the operator wrote it."""
+        if base_url is None:
+            return OWN_BASE_URLS[provider]
+        listed = None if is_own_api(provider, base_url) else self.listed_at(base_url)
+        return base_url if listed is None else listed.base_url
 
     def key_for(self, provider: ProviderName, base_url: str | None) -> str | None:
         """The key sent with a request to ``base_url`` (an allowed one): on the provider's own

@@ -23,10 +23,12 @@ import openai
 from analysis.llm._config import (
     KEY_ENVS,
     NO_KEY,
+    OWN_BASE_URLS,
     PROVIDER_HOSTS,
     LLMConfig,
     LLMError,
     batch_unsupported,
+    is_own_api,
     needs_key,
 )
 from analysis.llm._cost import AnswerTokens
@@ -45,7 +47,7 @@ from analysis.llm._request import StructuredRequest
 
 OPENAI_KEY_ENV = KEY_ENVS["openai"][0]
 GEMINI_KEY_ENVS = KEY_ENVS["gemini"]
-GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+GEMINI_BASE_URL = OWN_BASE_URLS["gemini"]
 OPENAI_HOST = PROVIDER_HOSTS["openai"]
 
 
@@ -158,7 +160,7 @@ class OpenAIProvider:
         self.key_env = envs[0]
         if gemini:
             self.label = "Gemini"
-        elif config.base_url is None:
+        elif is_own_api(config.provider, config.base_url):
             self.label = "OpenAI"
         else:
             self.label = "OpenAI-compatible"
@@ -167,7 +169,10 @@ class OpenAIProvider:
         async def count(request: object) -> None:
             on_request()
 
-        http_client = openai.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
+        # An API never redirects; a redirect would send the request (transcripts) elsewhere.
+        http_client = openai.DefaultAsyncHttpxClient(
+            event_hooks={"request": [count]}, follow_redirects=False
+        )
         self.client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
@@ -181,9 +186,8 @@ class OpenAIProvider:
         self.tokens_field = "max_completion_tokens" if own else "max_tokens"
         # Part of every cache key: the provider, and a server of its own (model ids such as
         # "llama3" name different models on different servers).
-        self.name = (
-            config.provider if config.base_url is None else f"{config.provider}+{self.base_url}"
-        )
+        own_api = is_own_api(config.provider, config.base_url)
+        self.name = config.provider if own_api else f"{config.provider}+{self.base_url}"
 
     @property
     def base_url(self) -> str:
