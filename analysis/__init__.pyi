@@ -20,7 +20,16 @@ from ._format import (
     PERCENT_COLUMNS as PERCENT_COLUMNS,
     header as header,
     interval as interval,
+    no_interval as no_interval,
     share as share,
+)
+from ._intervals import (
+    MIN_SESSIONS as MIN_SESSIONS,
+    TOO_FEW_SESSIONS as TOO_FEW_SESSIONS,
+    Interval as Interval,
+    paired_session_bootstrap as paired_session_bootstrap,
+    session_bootstrap as session_bootstrap,
+    session_bootstrap_difference as session_bootstrap_difference,
 )
 from ._samples import (
     sample_data_dir as sample_data_dir,

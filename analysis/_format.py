@@ -3,6 +3,8 @@ estimate. The CLI and the app's tables say a figure the same way."""
 
 from __future__ import annotations
 
+from analysis._intervals import MIN_SESSIONS, TOO_FEW_SESSIONS
+
 
 def share(value: float | None, missing: str = "n/a") -> str:
     return missing if value is None else f"{value:.1%}"
@@ -13,13 +15,25 @@ def number(value: float | None, missing: str = "n/a") -> str:
 
 
 def interval(
-    bounds: tuple[float, float] | None, percent: bool = False, missing: str = "n/a"
+    bounds: tuple[float, float] | None,
+    percent: bool = False,
+    missing: str = "n/a",
+    sessions: int | None = None,
 ) -> str:
-    """`` [low, high]`` after an estimate, as shares or as numbers; nothing without bounds."""
+    """`` [low, high]`` after an estimate, as shares or as numbers; without bounds nothing, or,
+    for a figure over ``sessions`` sessions that are too few for one, :func:`no_interval`."""
     if bounds is None:
-        return ""
+        return no_interval(sessions)
     low, high = (share(b, missing) if percent else number(b, missing) for b in bounds)
     return f" [{low}, {high}]"
+
+
+def no_interval(sessions: int | None) -> str:
+    """`` (too few sessions for an interval)`` after an estimate over fewer sessions than an
+    interval needs (:data:`analysis._intervals.MIN_SESSIONS`); else nothing."""
+    if sessions is not None and sessions < MIN_SESSIONS:
+        return f" ({TOO_FEW_SESSIONS})"
+    return ""
 
 
 HEADERS = {
@@ -30,6 +44,7 @@ HEADERS = {
     "split_turns": "split-vote turns",
     "unscored_turns": "unscored turns",
     "judged": "scored steps",
+    "judged_sessions": "scored sessions",
     "tsq": "TSQ",
     "tsq_low": "TSQ low (95%)",
     "tsq_high": "TSQ high (95%)",

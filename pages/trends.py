@@ -61,10 +61,11 @@ st.caption(
     f"({judged / steps.height:.0%})"
     + (f", {unscored:,} more judged without a valid vote" if unscored else "")
     + ", full condition. Each mean TSQ comes with its 95% interval "
-    "(a bootstrap over steps; Wilson where every step scored alike); a step that called "
-    "several tools counts for each. Judgments made on the Judge page in this session count too. "
-    "Agreement with people compares the judge's majority with the people's step labels saved "
-    "on the Turn page (Wilson 95% interval)."
+    "(a bootstrap that resamples sessions, as a session's steps are not independent; Wilson "
+    "over the sessions where every step scored alike; none over fewer than five sessions); a "
+    "step that called several tools counts for each. Judgments made on the Judge page in this "
+    "session count too. Agreement with people compares the judge's majority with the people's "
+    "step labels saved on the Turn page, its interval resampling sessions too."
 )
 chart = trend_chart(table, by)
 st.altair_chart(chart)

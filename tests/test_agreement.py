@@ -239,3 +239,62 @@ def test_per_class_agreement_of_three_values_matches_sklearn():
         )
     assert pair.majority_label == "a"
     assert pair.majority_baseline == pytest.approx(0.4)
+
+
+def test_intervals_over_step_items_resample_their_sessions(tmp_path):
+    """A person and a judge on 60 steps of 8 sessions (items ``SESSION:TURN:STEP``): agreement
+    and kappa intervals equal a loop here that resamples the sessions, each bringing its steps,
+    with the kappa of each resample from scikit-learn; a council study's items (no ``:``) are
+    each their own session."""
+    import math
+
+    import numpy as np
+    from test_intervals import loop_session_bootstrap
+
+    rng = np.random.default_rng(4)
+    rows, pairs = [], []
+    for step in range(60):
+        session = f"session-{step % 8}"
+        item = f"{session}:{step // 8}:0"
+        person = "incorrect" if rng.random() < 0.3 else "correct"
+        judge = (
+            person if rng.random() < 0.8 else ("correct" if person == "incorrect" else "incorrect")
+        )
+        rows += [(item, "ann", "human", person), (item, "judge", "llm", judge)]
+        pairs.append((session, item, person, judge))
+    path = tmp_path / "steps.csv"
+    pl.DataFrame(
+        [dict(zip(["item_id", "rater", "rater_kind", "value"], r, strict=True)) for r in rows]
+    ).with_columns(field=pl.lit("tool_selection")).write_csv(path)
+    (pair,) = agreement_report(read_labels([path])).fields["tool_selection"].pairs
+    ordered = sorted(pairs, key=lambda p: p[1])  # the report's items, by id
+    sessions = [p[0] for p in ordered]
+    steps = [(p[2], p[3]) for p in ordered]
+    assert pair.sessions == 8
+
+    def agreement(chosen):
+        return sum(a == b for a, b in chosen) / len(chosen)
+
+    def kappa(chosen):
+        with np.errstate(all="ignore"):
+            value = cohen_kappa_score([a for a, _ in chosen], [b for _, b in chosen])
+        return value if math.isfinite(value) else float("nan")
+
+    assert pair.agreement_ci == pytest.approx(
+        tuple(loop_session_bootstrap(steps, sessions, agreement)), abs=1e-12
+    )
+    figures = loop_session_bootstrap(steps, sessions, kappa)
+    assert pair.kappa_ci == pytest.approx(tuple(figures), abs=1e-9)
+
+    items = pl.DataFrame(
+        [
+            {"item_id": f"cvh-{n:03d}", "rater": rater, "rater_kind": kind, "value": value}
+            for n, (_, _, person, judge) in enumerate(pairs)
+            for rater, kind, value in (("ann", "human", person), ("judge", "llm", judge))
+        ]
+    ).with_columns(field=pl.lit("tool_selection"))
+    items.write_csv(tmp_path / "items.csv")
+    (per_item,) = (
+        agreement_report(read_labels([tmp_path / "items.csv"])).fields["tool_selection"].pairs
+    )
+    assert per_item.sessions == 60

@@ -673,3 +673,33 @@ def test_tsq_agreement_prints_per_class_figures_against_the_reference(tmp_path):
     table = lines[headed[0] + 1]
     assert table.strip().startswith("per class (gpt-4o the reference)")
     assert any(line.strip().startswith("balanced accuracy:") for line in lines)
+
+
+def test_whether_a_spec_is_better_is_decided_by_resampling_sessions():
+    """Two specs on 40 steps of 4 sessions each (10 sessions): the agreement difference's
+    interval equals a loop here that resamples the sessions, the same draw for both specs;
+    McNemar's p is still given, as before. On 4 sessions there is no interval, no winner, and
+    the sentence says why."""
+    from test_intervals import loop_session_bootstrap
+
+    people = ["incorrect"] * 10 + ["correct"] * 30
+    a = ["correct"] * 10 + ["correct"] * 30
+    b = ["incorrect"] * 9 + ["correct"] + ["correct"] * 29 + ["incorrect"]
+    sessions = [f"s{n % 10}" for n in range(40)]
+    result = compare("a", "b", "dev", people, a, b, sessions=sessions)
+    steps = list(zip(people, a, b, strict=True))
+
+    def difference(chosen):
+        return sum((p == y) - (p == x) for p, x, y in chosen) / len(chosen)
+
+    expected = loop_session_bootstrap(steps, sessions, difference)
+    assert result.agreement_diff_ci == pytest.approx(tuple(expected), abs=1e-12)
+    assert result.sessions == 10
+    assert result.mcnemar_p == pytest.approx(binomtest(9, 10, 0.5).pvalue)
+    assert result.verdict == ("b better" if expected[0] > 0 else "no measurable difference")
+
+    few = compare("a", "b", "dev", people, a, b, sessions=[f"s{n % 4}" for n in range(40)])
+    assert few.agreement_diff_ci is None
+    assert few.kappa_diff_ci is None
+    assert few.verdict == "no measurable difference"
+    assert "+20.0% (too few sessions for an interval)" in few.in_words()

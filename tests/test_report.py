@@ -188,12 +188,13 @@ def test_what_we_found_comes_first_with_independent_numbers(loaded, page):
         per_session.setdefault(sid, []).extend([mean] if mean is not None else [])
     session_means = [sum(v) / len(v) for v in per_session.values() if v]
     mean = sum(session_means) / len(session_means)
-    shown = re.search(r"Mean TSQ is (\S+) \[(\S+), (\S+)\] across", facts["mean_tsq"])
+    assert len(session_means) < 5, "the sample's judged sessions are too few for an interval"
+    shown = re.search(
+        r"Mean TSQ is (\S+) \(too few sessions for an interval\) across", facts["mean_tsq"]
+    )
     assert shown, facts["mean_tsq"]
     assert shown.group(1) == f"{mean:.2f}"
-    low, high = float(shown.group(2)), float(shown.group(3))
-    assert min(session_means) - 0.005 <= low <= mean <= high <= max(session_means) + 0.005
-    assert page.figures["mean_tsq"] == f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+    assert page.figures["mean_tsq"] == f"{mean:.2f} (too few sessions for an interval)"
     assert page.figures["sessions"] == str(len(result.sessions))
     assert number(r"across (\d+) judged sessions", facts["mean_tsq"]) == str(len(session_means))
     assert number(r"judged sessions? \(of (\d+);", facts["mean_tsq"]) == str(len(result.sessions))
@@ -802,6 +803,33 @@ def test_the_report_through_the_index_is_the_report_of_every_file(corpus, tmp_pa
     assert workspace.report(show_paths=False) == documents[0]
 
 
+def test_the_headline_interval_resamples_the_judged_sessions():
+    """The alignment sample's 30 sessions judged by one spec: the mean of the sessions' TSQ
+    with the interval of a bootstrap over those sessions, computed here by a loop over
+    resamples from each session's turns read off the judgments file."""
+    from test_intervals import loop_session_bootstrap
+
+    folder = SAMPLES / "alignment"
+    path = folder / "judgments" / "team-rules.judgments.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    turns: dict[str, dict[int, list[float]]] = {}
+    for line in lines:
+        turns.setdefault(line["session_id"], {}).setdefault(line["turn_index"], []).append(
+            line["score"]
+        )
+    means = {
+        session: sum(sum(v) / len(v) for v in by_turn.values()) / len(by_turn)
+        for session, by_turn in turns.items()
+    }
+    names = sorted(means)
+    low, high = loop_session_bootstrap([means[n] for n in names], names)
+    mean = sum(means.values()) / len(means)
+    result = analysis.load([folder / "transcripts"])
+    page = Page(analysis.build_report(result, analysis.load_judgments(path)))
+    assert page.figures["mean_tsq"] == f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+    assert f"across {len(means)} judged sessions" in page.facts["mean_tsq"]
+
+
 def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_path):
     """What a stakeholder reads first, through the index with people's labels: the judge's
     agreement with them and the lowest-TSQ tools, against counts made here from the
@@ -827,11 +855,15 @@ def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_pa
     page = Page(analysis.build_report(collection))
 
     agree = sum((j.score >= 0.5) == (people[j.item_id] == "correct") for j in scored[:40])
-    assert page.figures["agreement"].startswith(f"{agree / 40:.1%} [")
-    assert page.figures["agreement"].endswith("] of 40 labelled steps")
+    labelled_sessions = {j.session_id for j in scored[:40]}
+    assert len(labelled_sessions) < 5, "these sessions are too few for an interval"
+    assert page.figures["agreement"] == (
+        f"{agree / 40:.1%} (too few sessions for an interval) of 40 labelled steps"
+    )
     assert page.figures["judged"] == f"{len(judgments):,}"
 
     tools: dict[str, list[float]] = {}
+    tool_sessions: dict[str, set[str]] = {}
     for session in sessions:
         for turn in session.turns:
             for step in turn_steps(turn, subagents=True):
@@ -847,13 +879,17 @@ def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_pa
                 for tool in dict.fromkeys(call.name for call in step.message.tool_calls):
                     if score is not None:
                         tools.setdefault(tool, []).append(score)
+                        tool_sessions.setdefault(tool, set()).add(session.session_id)
     means = sorted((sum(v) / len(v), tool) for tool, v in tools.items() if len(v) >= 5)[:3]
     worst = page.records("worst-tools")
     assert [row["tool"] for row in worst] == [tool for _, tool in means]
     for row, (mean, _) in zip(worst, means, strict=True):  # two decimals, either way of a tie
         assert float(row["tsq"]) == pytest.approx(mean, abs=0.005 + 1e-9)
-    for row in worst:
-        assert float(row["tsq_low"]) <= float(row["tsq"]) <= float(row["tsq_high"])
+    for row in worst:  # each tool's steps come from fewer than five sessions
+        assert row["judged_sessions"] == str(len(tool_sessions[row["tool"]]))
+        assert len(tool_sessions[row["tool"]]) < 5
+        assert (row["tsq_low"], row["tsq_high"]) == ("—", "—")
+        assert row["interval"] == "too few sessions for an interval"
     for table, headings in page.headings.items():
         assert not [h for h in headings if "_" in h], table
 

@@ -48,9 +48,9 @@ def scores_table(scores: Sequence[SpecScore]) -> pl.DataFrame:
                 "split": score.split,
                 "steps": score.n,
                 "agreement [95% interval]": share(score.agreement, "—")
-                + interval(score.agreement_ci, True, "—"),
+                + interval(score.agreement_ci, True, "—", score.sessions),
                 "kappa [95% interval]": number(score.kappa, "—")
-                + interval(score.kappa_ci, False, "—"),
+                + interval(score.kappa_ci, False, "—", score.sessions),
                 "catches wrong choices (recall)": share(wrong.recall if wrong else None, "—"),
                 "precision on wrong choices": share(wrong.precision if wrong else None, "—"),
                 "balanced accuracy": share(score.balanced_accuracy, "—"),

@@ -212,7 +212,13 @@ def _score(
     people = [label_set.refs[item].value or "" for item in scored]
     judge = [majority_label(got[item].score or 0.0) for item in scored]
     return score_spec(
-        spec.judge_id, spec.name, split, people, judge, unjudged=len(items) - len(scored)
+        spec.judge_id,
+        spec.name,
+        split,
+        people,
+        judge,
+        unjudged=len(items) - len(scored),
+        sessions=[session_of(item) for item in scored],
     )
 
 
@@ -240,6 +246,7 @@ def _compare(
         [label_set.refs[item].value or "" for item in both],
         [majority_label(first[item].score or 0.0) for item in both],
         [majority_label(second[item].score or 0.0) for item in both],
+        sessions=[session_of(item) for item in both],
     )
 
 

@@ -5,9 +5,11 @@ reference) precision, recall, F1, specificity and balanced accuracy, beside the 
 always answering the people's majority label (``analysis.study.pair_agreement``).
 
 Two specs on the same steps: the difference in agreement and in kappa with a paired
-bootstrap interval (the same resampled steps for both), McNemar's exact test on the
-discordant steps (statsmodels), and, when the interval holds 0, how many labelled steps it
-would take to see the observed difference.
+bootstrap interval over sessions (the same resampled sessions for both:
+:func:`analysis._intervals.paired_session_bootstrap`), which alone decides whether one spec is
+better; McNemar's exact test on the discordant steps (statsmodels); and, when the interval holds
+0, how many labelled steps it would take to see the observed difference. Every interval
+resamples the sessions the steps come from: a figure over fewer than five has none.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ import math
 import numpy as np
 from pydantic import BaseModel
 
+from analysis._format import no_interval
+from analysis._intervals import paired_session_bootstrap
 from analysis.study._agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     ClassAgreement,
+    cells,
     kappa_of_table,
-    kappas_of_tables,
+    kappa_statistic,
     pair_agreement,
-    percentile_interval,
 )
 from analysis.study._config import TOOL_SELECTION
 
@@ -54,6 +58,8 @@ class SpecScore(BaseModel):
     """Rows: people's label, columns: the judge's, in the order correct, incorrect."""
     unjudged: int = 0
     """Steps of the part with a people's label but no scored judgment of this spec."""
+    sessions: int | None = None
+    """The sessions of the steps, which the intervals resample (none under five)."""
 
     @property
     def incorrect(self) -> ClassAgreement | None:
@@ -70,9 +76,13 @@ def score_spec(
     unjudged: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    sessions: list[str] | None = None,
 ) -> SpecScore:
-    """A spec's labels ``judge`` against the people's ``people`` on the same steps."""
-    pair = pair_agreement(people, judge, TOOL_SELECTION, (PEOPLE, judge_id), resamples, seed)
+    """A spec's labels ``judge`` against the people's ``people`` on the same steps, of
+    ``sessions`` (each step's; None: each step its own)."""
+    pair = pair_agreement(
+        people, judge, TOOL_SELECTION, (PEOPLE, judge_id), resamples, seed, sessions
+    )
     per_class = sorted(pair.per_class or [], key=lambda c: c.value != "incorrect")
     return SpecScore(
         judge_id=judge_id,
@@ -89,6 +99,7 @@ def score_spec(
         balanced_accuracy=pair.balanced_accuracy,
         confusion=pair.confusion,
         unjudged=unjudged,
+        sessions=pair.sessions,
     )
 
 
@@ -109,11 +120,15 @@ class Comparison(BaseModel):
     kappa_diff: float | None
     kappa_diff_ci: tuple[float, float] | None
     mcnemar_p: float | None
+    """McNemar's exact test on the discordant steps, for reference: the interval decides."""
     labels_needed: int | None
     """Labelled steps it would take (at the observed discordant rate and direction) to see
     the difference at 5% with 80% power; None when no difference was observed."""
     verdict: str
-    """``b better``, ``a better``, or ``no measurable difference``."""
+    """``b better``, ``a better``, or ``no measurable difference``: the paired interval of the
+    agreement difference decides."""
+    sessions: int | None = None
+    """The sessions of the steps, which the intervals resample (none under five)."""
 
     def in_words(self) -> str:
         """The comparison as the CLI and the app say it."""
@@ -121,7 +136,7 @@ class Comparison(BaseModel):
             return f"{self.b} vs {self.a} on {self.split}: no step both judged."
         diff = f"{self.agreement_diff:+.1%}"
         ci = self.agreement_diff_ci
-        interval = f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else ""
+        interval = f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else no_interval(self.sessions)
         p = "n/a" if self.mcnemar_p is None else f"{self.mcnemar_p:.3g}"
         head = (
             f"{self.b} vs {self.a} on {self.split}: agreement {diff}{interval}, "
@@ -164,14 +179,6 @@ def labels_needed(n: int, a_only: int, b_only: int) -> int | None:
     return needed
 
 
-def _tables(codes: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """The 2x2 people-vs-judge tables of each bootstrap draw (codes: people * 2 + judge)."""
-    resamples = draws.shape[0]
-    offsets = np.arange(resamples, dtype=np.int64)[:, None] * 4
-    counted = np.bincount((codes[draws] + offsets).ravel(), minlength=resamples * 4)
-    return counted.reshape(resamples, 2, 2)
-
-
 def compare(
     a: str,
     b: str,
@@ -181,8 +188,10 @@ def compare(
     b_labels: list[str],
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    sessions: list[str] | None = None,
 ) -> Comparison:
-    """Spec ``b`` against ``a``: both labelled the same steps, aligned with ``people``."""
+    """Spec ``b`` against ``a``: both labelled the same steps, aligned with ``people``, of
+    ``sessions`` (each step's; None: each step its own)."""
     index = {value: i for i, value in enumerate(VALUES)}
     ref = np.array([index[v] for v in people], dtype=np.int64)
     codes_a = ref * 2 + np.array([index[v] for v in a_labels], dtype=np.int64)
@@ -190,6 +199,7 @@ def compare(
     right_a = codes_a % 3 == 0  # 0 (correct, correct) or 3 (incorrect, incorrect)
     right_b = codes_b % 3 == 0
     n = len(ref)
+    clusters = [str(i) for i in range(n)] if sessions is None else sessions
     a_only, b_only = int((right_a & ~right_b).sum()), int((right_b & ~right_a).sum())
     agreement_diff = kappa_diff = None
     agreement_ci = kappa_ci = None
@@ -201,13 +211,20 @@ def compare(
         ]
         kappa_diff = None if any(map(math.isnan, kappas)) else kappas[1] - kappas[0]
         if resamples:
-            draws = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-            agreement_ci = percentile_interval(
-                right_b[draws].mean(axis=1) - right_a[draws].mean(axis=1)
+            agreement_ci = paired_session_bootstrap(
+                right_a.astype(float),
+                right_b.astype(float),
+                clusters,
+                resamples=resamples,
+                seed=seed,
             )
-            kappa_ci = percentile_interval(
-                kappas_of_tables(_tables(codes_b, draws), None)
-                - kappas_of_tables(_tables(codes_a, draws), None)
+            kappa_ci = paired_session_bootstrap(
+                cells(codes_a, 2),
+                cells(codes_b, 2),
+                clusters,
+                kappa_statistic(2, None),
+                resamples,
+                seed,
             )
     verdict = "no measurable difference"
     if agreement_ci is not None and (agreement_ci[0] > 0 or agreement_ci[1] < 0):
@@ -227,4 +244,5 @@ def compare(
         mcnemar_p=mcnemar_p(a_only, b_only),
         labels_needed=labels_needed(n, a_only, b_only) if verdict.startswith("no") else None,
         verdict=verdict,
+        sessions=len(set(clusters)),
     )

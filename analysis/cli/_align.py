@@ -122,8 +122,8 @@ def import_labels(file: str, db: str) -> None:
 def print_score(score: SpecScore) -> None:
     click.echo(
         f"  {score.judge_id}: n={score.n} agreement {share(score.agreement)}"
-        f"{interval(score.agreement_ci, True)} kappa {number(score.kappa)}"
-        f"{interval(score.kappa_ci)}; "
+        f"{interval(score.agreement_ci, True, sessions=score.sessions)} kappa "
+        f"{number(score.kappa)}{interval(score.kappa_ci, sessions=score.sessions)}; "
         f"always {score.majority_label!r} {share(score.majority_baseline)}; balanced accuracy "
         f"{number(score.balanced_accuracy)}"
         + (f"; {score.unjudged} steps unscored" if score.unjudged else "")

@@ -196,7 +196,7 @@ def trends_command(
     """
     import json
 
-    from analysis._format import interval, share
+    from analysis._format import interval, no_interval, share
     from analysis.index import (
         IndexProblem,
         ParquetTables,
@@ -245,16 +245,21 @@ def trends_command(
     for row in table.iter_rows(named=True):
         tsq = "n/a" if row["tsq"] is None else f"{row['tsq']:.2f}"
         bounds_of_tsq = (
-            f" [{row['tsq_low']:.2f}, {row['tsq_high']:.2f}]" if row["tsq_low"] is not None else ""
+            f" [{row['tsq_low']:.2f}, {row['tsq_high']:.2f}]"
+            if row["tsq_low"] is not None
+            else no_interval(row["judged_sessions"] if row["judged"] else None)
         )
         split = "" if row["split_share"] is None else f", {share(row['split_share'])} split votes"
         if row["unscored_share"]:
             split += f", {share(row['unscored_share'])} unscored"
         sampled = "sampled: " if row["sampled"] else "on "
-        bounds = (row["agreement_low"], row["agreement_high"])
+        bounds = (
+            None if row["agreement_low"] is None else (row["agreement_low"], row["agreement_high"])
+        )
         people = (
             f"; agrees with people on {share(row['agreement'])}"
-            f"{interval(bounds, percent=True)} of {row['labelled']} labelled"
+            f"{interval(bounds, percent=True, sessions=row['labelled_sessions'])} of "
+            f"{row['labelled']} labelled"
             if row["labelled"]
             else ""
         )

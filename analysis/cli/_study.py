@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from analysis._format import no_interval
 from analysis.cli._common import (
     EXIT_NOTHING_LOADED,
     _existing_store,
@@ -47,8 +48,8 @@ def _print_agreement(report: AgreementReport, kinds: dict[str, str]) -> None:
             kappa = "n/a" if pair.kappa is None else f"{pair.kappa:.3f}"
             click.echo(
                 f"  {pair.rater_a} vs {pair.rater_b}: n={pair.n} agreement {agreement}"
-                f"{_interval(pair.agreement_ci, percent=True)} kappa {kappa}"
-                f"{_interval(pair.kappa_ci)}"
+                f"{_interval(pair.agreement_ci, percent=True) or no_interval(pair.sessions)} "
+                f"kappa {kappa}{_interval(pair.kappa_ci) or no_interval(pair.sessions)}"
             )
             if pair in judged:  # the TSQ judge vs people: what kappa hides
                 for line in pair_details(pair):

@@ -7,14 +7,15 @@ group the mean TSQ with its 95% interval, the split-vote and unscored shares, ca
 errors; and two groups (two periods, two versions, two agents) compared, with the interval of
 the difference and the tools that moved most.
 
-Intervals are percentile bootstraps over steps (1,000 resamples, seed 0) for groups of up to
-``BOOTSTRAP_MAX`` steps and the normal approximation above, where the two agree; a group whose
-every step scored 1 (or 0) gets the Wilson interval, which a bootstrap would shrink to a point.
+Intervals resample sessions, not steps (:func:`analysis._intervals.session_bootstrap`: 1,000
+resamples, seed 0, percentile): the steps of one session are not independent. A figure over
+fewer than five sessions has none ("too few sessions for an interval"); a group whose every step
+scored 1 (or 0) gets the Wilson interval over its sessions, which a bootstrap would shrink to a
+point. Two groups compared are resampled together (a session in both brings its steps to each).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -23,6 +24,12 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel
 
+from analysis._intervals import (
+    TOO_FEW_SESSIONS,
+    Interval,
+    session_bootstrap,
+    session_bootstrap_difference,
+)
 from analysis._scores import majority_label
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
@@ -32,9 +39,6 @@ from analysis.study._store import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
-RESAMPLES = 1000
-BOOTSTRAP_MAX = 2000
-Z95 = 1.959964
 FLAT_WEEKS = 6
 """Up to this many weeks, their labels are written flat; more are slanted to fit."""
 
@@ -193,28 +197,15 @@ def by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
     return steps, by
 
 
-def _scores(frame: pl.DataFrame) -> np.ndarray:
-    """The judged steps' scores, sorted: the same figures whatever order the rows came in."""
-    return np.sort(frame["score"].drop_nulls().to_numpy().astype(float))
+def _judged(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The judged steps' scores and their sessions, sorted: the same figures whatever order
+    the rows came in."""
+    scored = frame.filter(pl.col("score").is_not_null()).sort("session_id", "score")
+    return scored["score"].to_numpy().astype(float), scored["session_id"].to_numpy()
 
 
-def mean_interval(scores: np.ndarray, seed: int = 0) -> tuple[float | None, float | None]:
-    """The 95% interval of the mean of ``scores`` (sorted), by the rule the module names."""
-    n = scores.size
-    if n < 2:
-        return None, None
-    if scores[0] == scores[-1] and scores[0] in (0.0, 1.0):  # a bootstrap would give a point
-        from statsmodels.stats.proportion import proportion_confint
-
-        low, high = proportion_confint(int(scores.sum()), n, alpha=0.05, method="wilson")
-        return float(low), float(high)
-    if n > BOOTSTRAP_MAX:
-        half = Z95 * float(scores.std(ddof=1)) / math.sqrt(n)
-        mean = float(scores.mean())
-        return mean - half, mean + half
-    draws = np.random.default_rng(seed).integers(0, n, size=(RESAMPLES, n))
-    low, high = np.percentile(scores[draws].mean(axis=1), [2.5, 97.5])
-    return float(low), float(high)
+def _bounds(found: Interval | None) -> tuple[float | None, float | None]:
+    return (None, None) if found is None else (found.low, found.high)
 
 
 def _share(count: int, others: int) -> float | None:
@@ -222,22 +213,29 @@ def _share(count: int, others: int) -> float | None:
     return count / (count + others) if count + others else None
 
 
-def agreement(part: pl.DataFrame) -> dict[str, int | float | None]:
-    """Of the scored steps people labelled: how many, and the share where the judge's majority
-    (:func:`analysis.judge.majority_label`) is the people's, with its Wilson 95% interval."""
-    from statsmodels.stats.proportion import proportion_confint
-
+def agreement(part: pl.DataFrame, seed: int = 0) -> dict[str, int | float | None]:
+    """Of the scored steps people labelled: how many, the sessions they are in, and the share
+    where the judge's majority (:func:`analysis.judge.majority_label`) is the people's, with
+    its 95% interval over sessions (:func:`analysis._intervals.session_bootstrap`)."""
     both = part.filter(pl.col("score").is_not_null() & pl.col("people").is_not_null())
     if not both.height:
-        return {"labelled": 0, "agreement": None, "agreement_low": None, "agreement_high": None}
-    pairs = both.select("score", "people").rows()
-    agree = sum(majority_label(score) == people for score, people in pairs)
-    low, high = proportion_confint(agree, both.height, alpha=0.05, method="wilson")
+        return {
+            "labelled": 0,
+            "labelled_sessions": 0,
+            "agreement": None,
+            "agreement_low": None,
+            "agreement_high": None,
+        }
+    rows = both.sort("session_id", "score", "people").select("session_id", "score", "people")
+    agree = np.array([majority_label(score) == people for _, score, people in rows.iter_rows()])
+    sessions = rows["session_id"].to_numpy()
+    low, high = _bounds(session_bootstrap(agree, sessions, seed=seed))
     return {
         "labelled": both.height,
-        "agreement": agree / both.height,
-        "agreement_low": float(low),
-        "agreement_high": float(high),
+        "labelled_sessions": rows["session_id"].n_unique(),
+        "agreement": float(agree.mean()),
+        "agreement_low": low,
+        "agreement_high": high,
     }
 
 
@@ -248,18 +246,20 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     unscored share (of the steps the judge tried: no valid vote), the unjudged share (of all
     steps: not scored), tool calls, tool calls per turn (of the turns its steps are in) and
     tool errors; and of the scored steps people labelled
-    (``labelled``), the judge's ``agreement`` with them and its Wilson 95% interval. A step
-    that called several tools counts in each tool's group."""
+    (``labelled``, in ``labelled_sessions``), the judge's ``agreement`` with them and its 95%
+    interval. ``judged_sessions`` counts the sessions of the scored steps: intervals resample
+    them (none under five). A step that called several tools counts in each tool's group."""
     grouped, column = by_group(steps, by)
     rows = []
     for (group,), part in grouped.group_by(column, maintain_order=True):
-        scores = _scores(part)
-        low, high = mean_interval(scores, seed)
+        scores, sessions = _judged(part)
+        low, high = _bounds(session_bootstrap(scores, sessions, seed=seed))
         rows.append(
             {
                 by: group,
                 "steps": part.height,
                 "judged": scores.size,
+                "judged_sessions": len(set(sessions)),
                 "tsq": float(scores.mean()) if scores.size else None,
                 "tsq_low": low,
                 "tsq_high": high,
@@ -271,7 +271,7 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "calls_per_turn": int(part["calls"].sum())
                 / part.select("session_id", "turn_index").n_unique(),
                 "errors": int(part["errors"].sum()),
-                **agreement(part),
+                **agreement(part, seed),
             }
         )
     frame = pl.DataFrame(rows, infer_schema_length=None)
@@ -280,14 +280,23 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
 
 def readable_trends(table: pl.DataFrame) -> pl.DataFrame:
     """A trends table with the columns a reader needs: whether a group was sampled only when
-    one was, agreement with people only where they labelled steps."""
-    columns = [table.columns[0], "steps", "judged", "tsq", "tsq_low", "tsq_high"]
+    one was, agreement with people only where they labelled steps, and, where a figure rests
+    on too few sessions for an interval, an ``interval`` column that says so."""
+    columns = [table.columns[0], "steps", "judged", "judged_sessions", "tsq", "tsq_low", "tsq_high"]
     if table["sampled"].any():
         columns.append("sampled")
     columns += ["split_share", "unscored_share", "calls", "calls_per_turn", "errors"]
-    if table["labelled"].sum():
+    labelled = bool(table["labelled"].sum())
+    if labelled:
         columns += ["labelled", "agreement", "agreement_low", "agreement_high"]
-    return table.select(columns)
+    readable = table.select(columns)
+    missing = pl.col("tsq").is_not_null() & pl.col("tsq_low").is_null()
+    if labelled:
+        missing = missing | (pl.col("agreement").is_not_null() & pl.col("agreement_low").is_null())
+    if table.select(missing.any()).item():
+        note = pl.when(missing).then(pl.lit(TOO_FEW_SESSIONS)).otherwise(pl.lit(""))
+        readable = readable.with_columns(table.select(note.alias("interval")).to_series())
+    return readable
 
 
 class Shift(BaseModel):
@@ -298,6 +307,9 @@ class Shift(BaseModel):
     b: str
     n_a: int
     n_b: int
+    sessions_a: int
+    sessions_b: int
+    """The sessions of each group's scored steps: the interval resamples them."""
     tsq_a: float | None
     tsq_b: float | None
     diff: float | None
@@ -309,41 +321,34 @@ class Shift(BaseModel):
     def in_words(self) -> str:
         if self.diff is None or self.tsq_a is None or self.tsq_b is None:
             return f"{self.by} {self.a} vs {self.b}: not enough judged steps to compare."
-        interval = (
-            f" [{self.diff_low:+.2f}, {self.diff_high:+.2f}]"
-            if self.diff_low is not None and self.diff_high is not None
-            else ""
-        )
         head = (
             f"TSQ {self.tsq_a:.2f} ({self.n_a} steps) at {self.by} {self.a}, {self.tsq_b:.2f} "
-            f"({self.n_b} steps) at {self.b}: {self.diff:+.2f}{interval}"
+            f"({self.n_b} steps) at {self.b}: {self.diff:+.2f}"
         )
+        if self.diff_low is None or self.diff_high is None:
+            return head + f" ({TOO_FEW_SESSIONS}), no measurable change."
+        head += f" [{self.diff_low:+.2f}, {self.diff_high:+.2f}]"
         if self.verdict == "no measurable change":
             return head + ", no measurable change (the interval holds 0)."
         return head + f", {self.verdict}."
 
 
 def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> Shift:
-    """Two groups of ``by`` compared: the interval of the difference of their means (the
-    same resampling as :func:`trends`, each group resampled on its own)."""
+    """Two groups of ``by`` compared: the difference of their means (b - a), with its interval
+    over sessions, both groups resampled by the same draw of sessions
+    (:func:`analysis._intervals.session_bootstrap_difference`): ``better`` or ``worse`` only
+    where it leaves out 0."""
     grouped, column = by_group(steps, by)
     values = grouped.with_columns(pl.col(column).cast(pl.String).alias("group"))
-    first, second = (_scores(values.filter(pl.col("group") == name)) for name in (a, b))
+    (first, first_sessions), (second, second_sessions) = (
+        _judged(values.filter(pl.col("group") == name)) for name in (a, b)
+    )
     diff = low = high = None
     if first.size >= 2 and second.size >= 2:
         diff = float(second.mean() - first.mean())
-        if max(first.size, second.size) > BOOTSTRAP_MAX:
-            half = Z95 * math.sqrt(
-                first.var(ddof=1) / first.size + second.var(ddof=1) / second.size
-            )
-            low, high = diff - half, diff + half
-        else:
-            rng = np.random.default_rng(seed)
-            means = [
-                sample[rng.integers(0, sample.size, size=(RESAMPLES, sample.size))].mean(axis=1)
-                for sample in (first, second)
-            ]
-            low, high = (float(v) for v in np.percentile(means[1] - means[0], [2.5, 97.5]))
+        low, high = _bounds(
+            session_bootstrap_difference(first, first_sessions, second, second_sessions, seed=seed)
+        )
     verdict = "no measurable change"
     if low is not None and high is not None and (low > 0 or high < 0):
         verdict = "better" if low > 0 else "worse"
@@ -353,6 +358,8 @@ def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> 
         b=b,
         n_a=int(first.size),
         n_b=int(second.size),
+        sessions_a=len(set(first_sessions)),
+        sessions_b=len(set(second_sessions)),
         tsq_a=float(first.mean()) if first.size else None,
         tsq_b=float(second.mean()) if second.size else None,
         diff=diff,

@@ -23,11 +23,11 @@ from html import escape
 from typing import Any
 
 import altair as alt
-import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-from analysis._format import cell, header, interval, share
+from analysis._format import cell, header, interval, no_interval, share
+from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
 from analysis._scores import of_judge, turn_scores
 from analysis.export._paths import without_home
 from analysis.findings._collect import collect_findings
@@ -382,7 +382,7 @@ def _found_section(
         facts.append(
             (
                 "mean_tsq",
-                f"Mean TSQ is {_mean_tsq(means)} across "
+                f"Mean TSQ is {_mean_tsq(overview)} across "
                 f"{_plural(means.len(), 'judged session')} (of {overview.height}; "
                 f"{condition} condition; a session's TSQ is the mean of its turns, a turn's the "
                 "mean of its judged steps), from 0 (every choice wrong) to 1 (every choice "
@@ -426,14 +426,16 @@ def _found_section(
     return ReportSection(title="What we found", html=f'{glance}<ul class="found">{items}</ul>')
 
 
-def _mean_tsq(means: pl.Series) -> str:
-    """The mean of the sessions' TSQ with its 95% interval (over sessions)."""
-    from analysis.index._trends import mean_interval
-
-    values = np.sort(means.to_numpy().astype(float))
-    low, high = mean_interval(values)
-    bounds = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
-    return f"{values.mean():.2f}{bounds}"
+def _mean_tsq(overview: pl.DataFrame) -> str:
+    """The mean of the judged sessions' TSQ with its 95% interval, resampling the sessions
+    (:func:`analysis._intervals.session_bootstrap`), or why it has none."""
+    judged = overview.filter(pl.col("mean_tsq").is_not_null()).sort("session_id")
+    values = judged["mean_tsq"].to_numpy().astype(float)
+    sessions = judged["session_id"].to_numpy()
+    bounds = session_bootstrap(values, sessions)
+    if bounds is None:
+        return f"{values.mean():.2f}{no_interval(len(set(sessions)))}"
+    return f"{values.mean():.2f} [{bounds.low:.2f}, {bounds.high:.2f}]"
 
 
 def _glance_html(
@@ -450,19 +452,21 @@ def _glance_html(
     figures = [
         ("sessions", "Sessions", f"{overview.height:,}"),
         ("judged", "Steps judged" if unit.endswith("(step)") else "Turns judged", f"{judged:,}"),
-        ("mean_tsq", "Mean TSQ [95% interval]", _mean_tsq(means) if means.len() else "—"),
+        ("mean_tsq", "Mean TSQ [95% interval]", _mean_tsq(overview) if means.len() else "—"),
     ]
     worst = ""
     if steps is not None:
         people = agreement(steps)
         if people["labelled"]:
-            bounds = (float(people["agreement_low"] or 0), float(people["agreement_high"] or 0))
+            low, high = people["agreement_low"], people["agreement_high"]
+            bounds = None if low is None or high is None else (float(low), float(high))
+            sessions = int(people["labelled_sessions"] or 0)
             figures.append(
                 (
                     "agreement",
                     "Judge agrees with people",
                     f"{share(people['agreement'])}"
-                    f"{interval(bounds, percent=True)}"
+                    f"{interval(bounds, percent=True, sessions=sessions)}"
                     f" of {people['labelled']:,} labelled steps",
                 )
             )
@@ -476,10 +480,18 @@ def _glance_html(
             rows = tools.select(
                 "tool",
                 pl.col("judged").alias("steps_scored"),
+                "judged_sessions",
                 "tsq",
                 "tsq_low",
                 "tsq_high",
             )
+            if rows["tsq_low"].is_null().any():
+                rows = rows.with_columns(
+                    pl.when(pl.col("tsq_low").is_null())
+                    .then(pl.lit(TOO_FEW_SESSIONS))
+                    .otherwise(pl.lit(""))
+                    .alias("interval")
+                )
             worst = (
                 f"<h3>Lowest TSQ by tool (of those with {WORST_TOOL_STEPS} scored steps or "
                 "more)</h3>" + table_html(rows, "worst-tools")
@@ -702,9 +714,10 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
             title="Trends",
             intro=(
                 f"Mean TSQ of the judged steps (judge {judge}, full condition) by week and by "
-                "agent version, each with its 95% interval (bootstrap over steps; Wilson where "
-                "every step scored alike). A difference counts only where the interval of the "
-                "difference leaves out 0."
+                "agent version, each with its 95% interval (a bootstrap that resamples "
+                "sessions, as a session's steps are not independent; Wilson over the sessions "
+                "where every step scored alike; none over fewer than five sessions). A "
+                "difference counts only where the interval of the difference leaves out 0."
             ),
             charts=[trend_chart(weekly, "week"), trend_chart(versions, "version")],
             table=readable_trends(versions),

@@ -1,7 +1,10 @@
 """Inter-rater agreement: raw agreement, Cohen's kappa with bootstrap intervals, council stats.
 
 Kappa comes from statsmodels (weighted linearly for ordinal fields), Krippendorff's alpha from
-``krippendorff`` and Fleiss' kappa from statsmodels; only the resampling is done here.
+``krippendorff`` and Fleiss' kappa from statsmodels. Intervals resample the sessions the items
+come from (:func:`analysis._intervals.session_bootstrap`): a step's item is its session's
+(:func:`analysis.models.item_session_id`), any other item (a council study's session) its own;
+a figure over fewer than five sessions has none.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, computed_field
 
+from analysis._intervals import session_bootstrap
+from analysis.models import item_session_id
 from analysis.study._config import FieldSpec
 from analysis.study._labels import LabelSet
 
@@ -87,6 +92,8 @@ class PairAgreement(BaseModel):
     kappa: float | None
     kappa_ci: tuple[float, float] | None
     weights: Literal["linear"] | None
+    sessions: int | None = None
+    """The sessions the items come from, which the intervals resample (none under five)."""
     values: list[str]
     confusion: list[list[int]]  # rows: rater_a's value, columns: rater_b's, in ``values`` order
     per_class: list[ClassAgreement] | None = None
@@ -260,8 +267,10 @@ def pair_agreement(
     names: tuple[str, str],
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    sessions: list[str] | None = None,
 ) -> PairAgreement:
-    """Agreement of two aligned label lists; intervals by resampling items (percentile)."""
+    """Agreement of two aligned label lists; intervals by resampling ``sessions`` (each item's
+    session; None: each item is its own), percentile."""
     values = list(spec.values)
     for value in sorted(set(a) | set(b)):
         if value not in values:
@@ -272,17 +281,8 @@ def pair_agreement(
     weights: Literal["linear"] | None = "linear" if spec.kind == "ordinal" else None
     n = len(codes)
     table = np.bincount(codes, minlength=k * k).reshape(k, k)
-    diagonal = np.arange(k) * (k + 1)
-    agreement_ci = kappa_ci = None
-    if n and resamples:
-        rng = np.random.default_rng(seed)
-        draws = codes[rng.integers(0, n, size=(resamples, n))]
-        offsets = np.arange(resamples, dtype=np.int64)[:, None] * (k * k)
-        tables = np.bincount((draws + offsets).ravel(), minlength=resamples * k * k)
-        on_diagonal = np.zeros(k * k, dtype=bool)
-        on_diagonal[diagonal] = True
-        agreement_ci = percentile_interval(on_diagonal[draws].mean(axis=1))
-        kappa_ci = percentile_interval(kappas_of_tables(tables.reshape(resamples, k, k), weights))
+    clusters = [str(i) for i in range(n)] if sessions is None else sessions
+    agreement_ci, kappa_ci = agreement_intervals(codes, k, weights, clusters, resamples, seed)
     reference = table.sum(axis=1)
     per_class = _per_class(table, values)
     return PairAgreement(
@@ -294,12 +294,50 @@ def pair_agreement(
         kappa=_finite(kappa_of_table(table, weights)),
         kappa_ci=kappa_ci,
         weights=weights,
+        sessions=len(set(clusters)),
         values=values,
         confusion=table.tolist(),
         per_class=per_class,
         majority_label=values[int(np.argmax(reference))] if n else None,
         majority_baseline=float(reference.max() / n) if n else None,
         balanced_accuracy=_balanced_accuracy(per_class),
+    )
+
+
+def cells(codes: np.ndarray, k: int) -> np.ndarray:
+    """Each item's cell of the ``k`` x ``k`` confusion table (``codes``: a * k + b), one-hot: a
+    row per item, so that adding rows up gives a table."""
+    table: np.ndarray = np.eye(k * k)[codes]
+    return table
+
+
+def kappa_statistic(
+    k: int, weights: Literal["linear"] | None
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Cohen's kappa of each resample from its tables (:func:`cells` added up)."""
+
+    def kappa(sums: np.ndarray, _counts: np.ndarray) -> np.ndarray:
+        return kappas_of_tables(sums.reshape(-1, k, k), weights)
+
+    return kappa
+
+
+def agreement_intervals(
+    codes: np.ndarray,
+    k: int,
+    weights: Literal["linear"] | None,
+    sessions: list[str],
+    resamples: int,
+    seed: int,
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """The 95% intervals of raw agreement and of kappa, resampling ``sessions`` (the same
+    draws for both)."""
+    if not codes.size or not resamples:
+        return None, None
+    agreed = (codes // k == codes % k).astype(float)
+    return (
+        session_bootstrap(agreed, sessions, resamples=resamples, seed=seed),
+        session_bootstrap(cells(codes, k), sessions, kappa_statistic(k, weights), resamples, seed),
     )
 
 
@@ -374,7 +412,7 @@ def _pairs_of(
     pairs = []
     for pair in itertools.combinations(raters, 2):
         first, second = pair[::-1] if is_reference(pair[1]) and not is_reference(pair[0]) else pair
-        both = wide.select(first, second).drop_nulls()
+        both = wide.select("item_id", first, second).drop_nulls()
         if both.height == 0:
             continue
         pairs.append(
@@ -385,6 +423,7 @@ def _pairs_of(
                 (first, second),
                 resamples,
                 seed,
+                [item_session_id(item) for item in both["item_id"]],
             ).model_copy(update={"reference": first if is_reference(first) else None})
         )
     return pairs
