@@ -1,13 +1,12 @@
 """Judge: run the ChainPoll judge on chosen sessions, with a cost estimate and the ablation;
 and the LLM council, whose labels go to the Agreement page."""
 
-import asyncio
 from typing import Literal
 
 import streamlit as st
 
 import analysis
-from analysis.llm import KEY_ENVS, LLMError, key_from, needs_key, parse_model_name
+from analysis.llm import LLMError, parse_model_name
 from workbench import (
     Key,
     chart_downloads,
@@ -84,6 +83,16 @@ ablation = st.toggle(
     help="Judge each unit under three conditions (three times the requests), as tsq judge "
     "--ablation does.",
 )
+max_cost = st.number_input(
+    "Max cost (USD)",
+    min_value=0.0,
+    value=None,
+    step=1.0,
+    format="%.2f",
+    key="judge_max_cost",
+    help="Refuse to start when the estimate (with prompt caching) is above this, or unknown, "
+    "as tsq judge --max-cost does; empty: no cap.",
+)
 try:
     provider = parse_model_name(model)[0]
     rules = endpoint_rules()  # served: only the operator's endpoints, each with its own key
@@ -98,55 +107,46 @@ try:
 except ValueError:
     st.error("Give the judge model.")
     st.stop()
-conditions = analysis.CONDITIONS if ablation else (spec.condition,)
-try:
-    units = analysis.judge_inputs(
-        chosen,
-        unit,
-        conditions,
-        options=spec.render_options(),
-        selection=selection,
-        subagents=subagents,
-    )
-except ValueError as error:
-    st.error(inert(f"Steps: {error}."))
-    st.stop()
-estimate = analysis.estimate_run(units, votes, model, spec.system_text())
-
-
-st.caption(estimate.in_words(unit, votes, len(conditions)))
+options = analysis.judge.JudgeOptions(
+    unit=unit, selection=selection, subagents=subagents, ablation=ablation, max_cost=max_cost
+)
+plan = analysis.judge.prepare_run(
+    analysis.index.FromSessions(chosen),
+    spec,
+    options,
+    keys=key_environment(),
+    endpoints=rules,
+    kept=st.session_state.get(Key.JUDGE_RESULTS, []),
+)
+if plan.estimate is not None:
+    st.caption(plan.estimate.in_words(unit, spec.votes, len(plan.conditions)))
 st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
-if estimate.refusal:  # the request cannot fit the model's context: nothing to run
-    st.error(inert(estimate.refusal))
+if plan.refusal:  # steps it cannot choose, a request beyond the model's context: nothing to run
+    st.error(inert(plan.refusal))
     st.stop()
-
-key_names = KEY_ENVS[provider]
-api_key = key_from(model, key_environment()) if rules is None else rules.key_for(provider, base_url)
-if not api_key and needs_key(provider, base_url):
-    st.info(
-        f"No API key: set {' or '.join(key_names)} in the environment or in "
-        ".streamlit/secrets.toml to run the judge with this model. Everything else in the "
-        "workbench works without one."
+if plan.key_refusal:
+    st.info(f"{plan.key_refusal} Everything else in the workbench works without one.")
+if plan.cost_refusal:
+    st.error(inert(plan.cost_refusal))
+if plan.run_refusal is None:
+    confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
+        inert(plan.confirm), key=f"judge_confirm_{plan.confirm}"
     )
-elif st.button("Run the judge", disabled=not units, key="judge_run"):
-    bar = st.progress(0.0, text="Judging…")
-    done = [0]
+    if st.button("Run the judge", disabled=not plan.units or not confirmed, key="judge_run"):
+        total = len(plan.units or [])
+        bar = st.progress(0.0, text="Judging…")
+        done = [0]
 
-    def advance() -> None:
-        done[0] += 1
-        bar.progress(done[0] / len(units), text=f"Judged {done[0]} of {len(units)}")
+        def advance() -> None:
+            done[0] += 1
+            bar.progress(done[0] / total, text=f"Judged {done[0]} of {total}")
 
-    config = spec.judge_config(api_key=api_key, endpoints=rules)
-    try:
-        results, stats = asyncio.run(analysis.judge_rendered(units, config, on_turn=advance))
-    except analysis.JudgeError as error:
-        st.error(inert(str(error)))
-    else:
-        st.session_state[Key.JUDGE_RESULTS] = analysis.merge_judgments(
-            st.session_state.get(Key.JUDGE_RESULTS, []), results
-        )
-        summary = analysis.judge.run_summary(results, stats)
-        st.success("  \n".join(inert(line) for line in summary))
+        outcome = analysis.judge.execute(plan, on_unit=advance)
+        if outcome.error:
+            st.error(inert(outcome.error))
+        else:
+            st.session_state[Key.JUDGE_RESULTS] = outcome.merged
+            st.success("  \n".join(inert(line) for line in outcome.summary))
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:

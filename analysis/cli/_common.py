@@ -4,12 +4,15 @@ command loads its input or stops with one sentence."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from analysis.judge import JudgeSpec
     from analysis.models import Judgment, LoadResult, ParseIssue, ToolCatalog
     from analysis.study import AdjudicationStore, Study
@@ -25,6 +28,22 @@ DEFAULT_MAX_CHARS = 2000
 DEFAULT_STEP_CHARS = 12_000
 
 EXIT_NOTHING_LOADED = 2
+
+Given = TypeVar("Given")
+Options = TypeVar("Options", bound="BaseModel")
+
+
+def _parsed(
+    given: Mapping[str, Any], command: Callable[..., Given], options: type[Options]
+) -> tuple[Given, Options]:
+    """A command's parameters as what only the command takes (``command``) and the run's
+    options (``options``, a model declared once for the command and the app, whose fields are
+    the options of the same names)."""
+    shared = set(options.model_fields)
+    return (
+        command(**{name: value for name, value in given.items() if name not in shared}),
+        options.model_validate({name: value for name, value in given.items() if name in shared}),
+    )
 
 
 def _counts(counts: dict[str, int]) -> str:

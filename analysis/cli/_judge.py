@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +14,7 @@ from analysis.cli._common import (
     EXIT_NOTHING_LOADED,
     _live_dump_or_exit,
     _load_or_exit,
+    _parsed,
     _paths_or_current,
     _require_out,
     _spec_or_exit,
@@ -31,9 +33,8 @@ from analysis.cli._index import (
 )
 
 if TYPE_CHECKING:
-    from analysis.index import Choice, JudgePlan
-    from analysis.judge import JudgeSpec, RunEstimate
-    from analysis.models import Condition, Judgment, ToolCatalog
+    from analysis.judge import JudgeOptions, RunEstimate, UnitSource, VerdictChange
+    from analysis.models import Judgment
 
 
 def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: int) -> None:
@@ -113,33 +114,7 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: in
 @click.option(
     "--no-index", is_flag=True, help="Choose steps by reading every file, not through the index."
 )
-def judge(
-    paths: tuple[str, ...],
-    current: bool,
-    judge_spec: str | None,
-    model: str | None,
-    votes: int | None,
-    unit: str,
-    selection: str,
-    seed: int,
-    text_steps: bool,
-    subagents: bool,
-    step_chars: int | None,
-    base_url: str | None,
-    concurrency: int,
-    batch: bool,
-    ablation: bool,
-    dry_run: bool,
-    max_cost: float | None,
-    out: str | None,
-    cache_dir: str | None,
-    timeout: float,
-    live_catalog: str | None,
-    sample_to: float | None,
-    by: str | None,
-    index_path: str | None,
-    no_index: bool,
-) -> None:
+def judge(**given: Any) -> None:
     """Grade every step's (or turn's) tool choice with a ChainPoll judge; one JSON line each.
 
     The judge is a spec (--judge FILE), or the built-in one with --model. --model, --votes,
@@ -153,96 +128,98 @@ def judge(
     Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option or spec,
     the estimate above --max-cost, or the judge cannot start (key, model).
     """
-    import asyncio
-
     from tqdm import tqdm
 
-    from analysis.index import Choice
-    from analysis.judge import (  # the SDK: slow to import
-        JudgeError,
-        judge_rendered,
-        merge_judgments,
-        run_summary,
-        start_refusal,
-    )
-    from analysis.llm import cost_refusal
-    from analysis.render import CONDITIONS
+    from analysis.judge import JudgeOptions, execute, prepare_run  # the SDK: slow to import
 
-    _require_out(out, dry_run)
-    paths = _paths_or_current(paths, current)
-    _check_choice(selection, sample_to, by, unit == "turn" or text_steps)
-    if no_index and index_path is not None:
+    args, options = _parsed(given, _Given, JudgeOptions)
+    _require_out(args.out, args.dry_run)
+    paths = _paths_or_current(args.paths, args.current)
+    not_tool_steps = options.unit == "turn" or options.text_steps
+    _check_choice(options.selection, options.sample_to, options.by, not_tool_steps)
+    if args.no_index and args.index_path is not None:
         raise click.UsageError("give --index or --no-index, not both.")
     spec = _spec_or_exit(
-        judge_spec, model=model, votes=votes, step_chars=step_chars, base_url=base_url
+        args.judge_spec,
+        model=args.model,
+        votes=args.votes,
+        step_chars=args.step_chars,
+        base_url=args.base_url,
     )
-    votes, model = spec.votes, spec.model
-    _refuse(start_refusal(model, batch))  # what the run refuses, the dry run refuses
-    choice = Choice(
-        unit="turn" if unit == "turn" else "step",
-        selection=selection,
-        text_steps=text_steps,
-        subagents=subagents,
-        seed=seed,
-        sample_to=sample_to,
-        by=by,  # type: ignore[arg-type]  # click has checked it
+    plan = prepare_run(
+        _source(paths, args, options),
+        spec,
+        options,
+        live=_live_dump_or_exit(args.live_catalog),
+        kept=_earlier_judgments(args.out),
+        dry_run=args.dry_run,
     )
-    in_out = _earlier_judgments(out)
-    through_index = not no_index and unit == "step" and not text_steps
-    conditions = CONDITIONS if ablation else (spec.condition,)
-    live = _live_dump_or_exit(live_catalog)
-    if through_index:
-        plan = _indexed_plan(paths, index_path, spec, conditions, choice, live, in_out, dry_run)
-    else:
-        from analysis.index import direct_plan
-
-        plan = direct_plan(_load_or_exit(paths), paths, spec, conditions, choice, live, in_out)
-    estimate = plan.estimate
-    _refuse(estimate.refusal)  # a request beyond the model's context, before any request
-    if plan.sample is not None:
-        _print_sample(plan, spec.judge_id)
-    _print_estimate(estimate, unit, votes, len(CONDITIONS) if ablation else 1)
-    if dry_run:
+    _refuse(plan.refusal)  # what the run refuses, the dry run refuses, before any request
+    assert plan.estimate is not None
+    for line in plan.sample:
+        click.echo(line)
+    _print_estimate(plan.estimate, options.unit, spec.votes, len(plan.conditions))
+    if args.dry_run:
         return
-    rendered = plan.rendered or []
-    if not rendered:
-        if plan.sample is not None:
+    if not plan.units:
+        if plan.sampled:
             click.echo("Nothing to ask: this judge has judged every sampled step already.")
             return
-        click.echo(f"Nothing to judge: no {unit} with a model response was found.", err=True)
+        click.echo(
+            f"Nothing to judge: no {options.unit} with a model response was found.", err=True
+        )
         sys.exit(EXIT_NOTHING_LOADED)
-    expected = estimate.cost_batch_usd if batch else estimate.cost_cached_usd
-    if refusal := cost_refusal(expected, max_cost):
-        click.echo(refusal, err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
-    config = spec.judge_config(
-        concurrency=concurrency, cache_dir=Path(cache_dir) if cache_dir else None, timeout=timeout
-    )
-    earlier = [*plan.earlier, *in_out]
-    with tqdm(total=len(rendered), unit=unit, disable=None, file=sys.stderr) as bar:
-        try:
-            judgments, stats = asyncio.run(
-                judge_rendered(rendered, config, on_turn=lambda: bar.update(1), batch=batch)
-            )
-        except JudgeError as error:
-            click.echo(str(error), err=True)
-            sys.exit(EXIT_NOTHING_LOADED)
-    assert out is not None
-    written = merge_judgments(in_out, judgments)  # other judges' lines are never lost
-    try:
-        Path(out).write_text("".join(j.model_dump_json() + "\n" for j in written))
+    _refuse(plan.cost_refusal or plan.key_refusal)
+    with tqdm(total=len(plan.units), unit=options.unit, disable=None, file=sys.stderr) as bar:
+        outcome = execute(plan, on_unit=lambda: bar.update(1))
+    _refuse(outcome.error)
+    assert args.out is not None
+    try:  # other judges' lines are never lost
+        Path(args.out).write_text("".join(j.model_dump_json() + "\n" for j in outcome.merged))
     except OSError as error:
-        click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
+        click.echo(f"{args.out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
     click.echo(f"judge: {spec.judge_id} ({spec.model}, {spec.votes} votes)")
-    for line in run_summary(judgments, stats):
+    for line in outcome.summary:
         click.echo(line)
-    _print_changed(earlier, judgments)
-    kept = len(written) - len(judgments)
+    _print_changed(outcome.changes)
+    kept = len(outcome.merged) - len(outcome.judgments)
     click.echo(
-        f"Wrote {len(judgments)} judgments to {out}"
+        f"Wrote {len(outcome.judgments)} judgments to {args.out}"
         + (f" (and kept {kept} of earlier runs there)" if kept else "")
     )
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What ``tsq judge`` takes besides the run's options (``analysis.judge.JudgeOptions``,
+    whose fields are the options of the same names): the inputs, the judge and its overrides,
+    and what becomes of the judgments."""
+
+    paths: tuple[str, ...]
+    current: bool
+    judge_spec: str | None
+    model: str | None
+    votes: int | None
+    step_chars: int | None
+    base_url: str | None
+    dry_run: bool
+    out: str | None
+    live_catalog: str | None
+    index_path: str | None
+    no_index: bool
+
+
+def _source(paths: tuple[str, ...], args: _Given, options: JudgeOptions) -> UnitSource:
+    """The index, brought up to date for PATHS (steps that called tools), else the files."""
+    from analysis.index import FromFiles, FromIndex
+
+    if not args.no_index and options.unit == "step" and not options.text_steps:
+        index_path = args.index_path
+        return FromIndex(
+            paths, index_path, update=lambda: click.echo(update_or_exit(paths, index_path, None))
+        )
+    return FromFiles(paths, read=lambda: _load_or_exit(paths))
 
 
 def _refuse(refusal: str | None) -> None:
@@ -270,45 +247,6 @@ def _check_choice(
         )
 
 
-def _indexed_plan(
-    paths: tuple[str, ...],
-    index_path: str | None,
-    spec: JudgeSpec,
-    conditions: tuple[Condition, ...],
-    choice: Choice,
-    live: ToolCatalog | None,
-    in_out: list[Judgment],
-    dry_run: bool,
-) -> JudgePlan:
-    """The run's plan through the index, brought up to date for PATHS first."""
-    from analysis.index import IndexProblem, IndexReader, indexed_plan
-
-    click.echo(update_or_exit(paths, index_path, None))
-    try:
-        with IndexReader(index_path) as reader:
-            return indexed_plan(
-                reader, paths, spec, conditions, choice, live, in_out, render=not dry_run
-            )
-    except IndexProblem as error:
-        click.echo(f"{error}.", err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
-
-
-def _print_sample(plan: JudgePlan, judge_id: str) -> None:
-    sample = plan.sample
-    assert sample is not None
-    asked = len(sample.rows) - plan.already
-    click.echo(
-        f"{sample.in_words(plan.population)}; {plan.already:,} already judged by {judge_id}, "
-        f"{asked:,} to ask"
-    )
-    for stratum in sample.strata:
-        click.echo(
-            f"  {stratum.name}: {stratum.taken:,} of {stratum.steps:,} steps "
-            f"(needs {stratum.needed:,})"
-        )
-
-
 def _earlier_judgments(out: str | None) -> list[Judgment]:
     """What --out holds before this run (kept, and compared with this run's verdicts). A file
     that is not judgments is refused before anything is asked, rather than overwritten."""
@@ -327,13 +265,10 @@ def _earlier_judgments(out: str | None) -> list[Judgment]:
         sys.exit(EXIT_NOTHING_LOADED)
 
 
-def _print_changed(earlier: list[Judgment], judgments: list[Judgment]) -> None:
+def _print_changed(changes: list[VerdictChange] | None) -> None:
     """The steps whose majority verdict differs from the earlier judgment of the same step."""
-    from analysis.judge import changed_verdicts
-
-    if not earlier:
+    if changes is None:
         return
-    changes = changed_verdicts(earlier, judgments)
     click.echo(f"verdicts changed from earlier judges of the same steps: {len(changes)}")
     for change in changes:
         click.echo(

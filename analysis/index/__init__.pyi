@@ -30,6 +30,11 @@ from ._sample import (
     in_scope as in_scope,
     stratified_sample as stratified_sample,
 )
+from ._sources import (
+    FromFiles as FromFiles,
+    FromIndex as FromIndex,
+    FromSessions as FromSessions,
+)
 from ._trends import (
     DIMENSIONS as DIMENSIONS,
     Dimension as Dimension,

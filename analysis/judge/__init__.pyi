@@ -13,6 +13,17 @@ from ._cost import (
     estimate_run as estimate_run,
     start_refusal as start_refusal,
 )
+from ._engine import (
+    CONFIRM_ABOVE_USD as CONFIRM_ABOVE_USD,
+    JudgeOptions as JudgeOptions,
+    PlannedUnits as PlannedUnits,
+    RunOutcome as RunOutcome,
+    RunPlan as RunPlan,
+    RunRefused as RunRefused,
+    UnitSource as UnitSource,
+    execute as execute,
+    prepare_run as prepare_run,
+)
 from ._moved import (
     Choice as Choice,
     JudgePlan as JudgePlan,
@@ -21,6 +32,7 @@ from ._moved import (
 )
 from ._results import (
     ExternalColumns as ExternalColumns,
+    VerdictChange as VerdictChange,
     changed_verdicts as changed_verdicts,
     judge_name as judge_name,
     judge_names as judge_names,
