@@ -7,7 +7,6 @@ labels of the study it loaded when its sidebar says so.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import dataclass
 from typing import Literal
@@ -19,30 +18,20 @@ import analysis
 from analysis import sample_data_dir
 from analysis.council import (
     CouncilError,
-    api_keys,
-    council_estimate,
-    council_rows_frame,
-    endpoint_refusal,
+    CouncilOptions,
+    CouncilPlan,
     example_config_path,
-    missing_keys,
+    execute,
+    prepare_run,
     read_council_config,
     render_session_for_council,
-    run_council,
 )
-from analysis.llm import EndpointError, EndpointRules, LLMError
+from analysis.llm import EndpointError
 from workbench._panels import transcript_text
 from workbench._source import data_root, endpoint_rules, key_environment
 from workbench._state import Key
 from workbench._study import StudyView, decision_store
 from workbench._text import inert
-
-
-def _merged(new: pl.DataFrame) -> pl.DataFrame:
-    """Earlier labels with this run's on top (the same item, rater and field: the newer)."""
-    old: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
-    if old is None or old.is_empty():
-        return new
-    return analysis.study.merged_labels(old, new)
 
 
 def council_section(chosen: list[analysis.Session]) -> None:
@@ -51,41 +40,46 @@ def council_section(chosen: list[analysis.Session]) -> None:
         typed = st.text_input(
             "Council config (TOML)", value=str(example_config_path()), key="council_config"
         )
+        max_cost = st.number_input(
+            "Max cost (USD)",
+            min_value=0.0,
+            value=None,
+            step=1.0,
+            format="%.2f",
+            key="council_max_cost",
+            help="Refuse to start when the estimate is above this, or unknown, as tsq council "
+            "--max-cost does; empty: no cap.",
+        )
         try:
             path, root = analysis.ingest.confine(typed, data_root(), (sample_data_dir(),))
             config = read_council_config(path, root)
-        except (CouncilError, analysis.ingest.OutsideRoot) as error:
-            st.error(inert(str(error)))
-            return
-        try:
             rules = endpoint_rules()
-        except EndpointError as error:
+        except (CouncilError, analysis.ingest.OutsideRoot, EndpointError) as error:
             st.error(inert(str(error)))
             return
-        refusal = endpoint_refusal(config, rules)
-        if refusal:
-            st.error(inert(refusal))
-            return
-        judges = ", ".join(member.model for member in config.stage1)
-        st.caption(
-            f"Stage-1 judges: {judges}; chairman: {config.chairman.model}; fields: "
-            f"{', '.join(spec.name for spec in config.fields)}."
+        plan = prepare_run(
+            chosen,
+            config,
+            CouncilOptions(max_cost=max_cost),
+            keys=key_environment(),
+            endpoints=rules,
         )
-        estimate = council_estimate(chosen, config)
-        st.caption(f"Council estimate: {estimate.in_words()}")
-        if chosen:
-            st.markdown(f"**What the council reads** of {inert(chosen[0].session_id)}")
-            transcript_text(render_session_for_council(chosen[0], config.budget_chars))
-        env = key_environment()
-        missing = missing_keys(config, env)
-        if missing:
-            st.info(
-                f"The council needs {', '.join(missing)}: set "
-                f"{'it' if len(missing) == 1 else 'them'} in the environment or in "
-                ".streamlit/secrets.toml to run it."
+        if plan.refusal:
+            st.error(inert(plan.refusal))
+            return
+        _describe(chosen, plan)
+        if plan.key_refusal:
+            st.info(plan.key_refusal)
+        if plan.cost_refusal:
+            st.error(inert(plan.cost_refusal))
+        if plan.run_refusal is None:
+            confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
+                inert(plan.confirm), key=f"council_confirm_{plan.confirm}"
             )
-        elif st.button("Run the council", disabled=not chosen, key="council_run"):
-            _run(chosen, config, env, rules)
+            if st.button(
+                "Run the council", disabled=not chosen or not confirmed, key="council_run"
+            ):
+                _run(plan)
         labels: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
         if labels is not None and not labels.is_empty():
             st.caption(
@@ -95,31 +89,37 @@ def council_section(chosen: list[analysis.Session]) -> None:
             st.dataframe(labels, hide_index=True)
 
 
-def _run(
-    chosen: list[analysis.Session],
-    config: analysis.council.CouncilConfig,
-    env: dict[str, str],
-    rules: EndpointRules | None,
-) -> None:
+def _describe(chosen: list[analysis.Session], plan: CouncilPlan) -> None:
+    """Who is on the council, its estimate, and what it reads of the first chosen session."""
+    config = plan.config
+    judges = ", ".join(member.model for member in config.stage1)
+    st.caption(
+        f"Stage-1 judges: {judges}; chairman: {config.chairman.model}; fields: "
+        f"{', '.join(spec.name for spec in config.fields)}."
+    )
+    st.caption(f"Council estimate: {plan.estimate.in_words()}")
+    if chosen:
+        st.markdown(f"**What the council reads** of {inert(chosen[0].session_id)}")
+        transcript_text(render_session_for_council(chosen[0], config.budget_chars))
+
+
+def _run(plan: CouncilPlan) -> None:
+    total = len(plan.sessions)
     bar = st.progress(0.0, text="The council is labelling…")
     done = [0]
 
     def advance() -> None:
         done[0] += 1
-        bar.progress(done[0] / len(chosen), text=f"Labelled {done[0]} of {len(chosen)}")
+        bar.progress(done[0] / total, text=f"Labelled {done[0]} of {total}")
 
-    try:
-        rows, stats = asyncio.run(run_council(chosen, config, None, advance, api_keys(env), rules))
-    except LLMError as error:
-        st.error(inert(str(error)))
+    outcome = execute(plan, advance, st.session_state.get(Key.COUNCIL_LABELS))
+    if outcome.error:
+        st.error(inert(outcome.error))
         return
-    st.session_state[Key.COUNCIL_LABELS] = _merged(council_rows_frame(rows))
-    for item_id, rater, reason in stats.failures:
-        st.warning(inert(f"{item_id} {rater}: no labels ({reason})."))
-    st.success(
-        f"The council labelled {len(chosen)} sessions: {len(rows)} labels; "
-        f"{stats.cache_hits} answers from the cache, {stats.answers_asked} asked."
-    )
+    st.session_state[Key.COUNCIL_LABELS] = outcome.labels
+    for failure in outcome.failures:
+        st.warning(inert(failure))
+    st.success("  \n".join(inert(line) for line in outcome.summary))
 
 
 @dataclass

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 
 from analysis.cli._common import (
     EXIT_NOTHING_LOADED,
     _load_or_exit,
+    _parsed,
     _require_out,
     max_cost_option,
     timeout_option,
@@ -43,86 +46,70 @@ from analysis.cli._common import (
     type=click.IntRange(1, 64),
     help="Requests in flight per model (default: the config's, else 4).",
 )
-def council(
-    paths: tuple[str, ...],
-    config_path: str,
-    out: str | None,
-    dry_run: bool,
-    max_cost: float | None,
-    cache_dir: str | None,
-    timeout: float,
-    concurrency: int | None,
-) -> None:
+def council(**given: Any) -> None:
     """Label each session with an LLM council: stage-1 judges label every field with their
     reasoning, then the chairman gives the council's label; labels as tsq agreement reads them.
 
     Exit status: 0 done; 1 --out cannot be written; 2 nothing to label, a bad option or config,
     the estimate above --max-cost, or the council cannot start (key, model).
     """
-    import asyncio
-
     from tqdm import tqdm
 
     from analysis.council import (  # the SDKs: slow
         CouncilError,
-        council_estimate,
+        CouncilOptions,
+        execute,
+        prepare_run,
         read_council_config,
-        run_council,
         write_council_labels,
     )
-    from analysis.llm import LLMError, cost_refusal, dollars
+    from analysis.llm import dollars
 
-    _require_out(out, dry_run)
-    if out is not None and Path(out).suffix not in (".csv", ".jsonl"):
+    args, options = _parsed(given, _Given, CouncilOptions)
+    _require_out(args.out, args.dry_run)
+    if args.out is not None and Path(args.out).suffix not in (".csv", ".jsonl"):
         raise click.BadParameter("labels are written as .csv or .jsonl", param_hint="--out")
     try:
-        config = read_council_config(config_path)
+        config = read_council_config(args.config_path)
     except CouncilError as error:
         click.echo(str(error), err=True)
         sys.exit(EXIT_NOTHING_LOADED)
-    config = config.model_copy(
-        update={"timeout": timeout} | ({"concurrency": concurrency} if concurrency else {})
-    )
-    result = _load_or_exit(paths)
-    sessions = result.sessions
-    estimate = council_estimate(sessions, config)
-    if dry_run:
-        for member in estimate.members:
+    plan = prepare_run(_load_or_exit(args.paths).sessions, config, options)
+    if args.dry_run:
+        for member in plan.estimate.members:
             click.echo(
                 f"{member.role} {member.model}: {member.requests} requests, about "
                 f"{member.input_tokens:,} input and {member.output_tokens:,} output tokens, "
                 f"{dollars(member.cost_usd)}"
             )
-        click.echo(estimate.in_words())
+        click.echo(plan.estimate.in_words())
         return
-    if refusal := cost_refusal(estimate.cost_usd, max_cost):
-        click.echo(refusal, err=True)
+    if plan.run_refusal:
+        click.echo(plan.run_refusal, err=True)
         sys.exit(EXIT_NOTHING_LOADED)
-    with tqdm(total=len(sessions), unit="session", disable=None, file=sys.stderr) as bar:
-        try:
-            rows, stats = asyncio.run(
-                run_council(
-                    sessions,
-                    config,
-                    Path(cache_dir) if cache_dir else None,
-                    on_item=lambda: bar.update(1),
-                )
-            )
-        except LLMError as error:
-            click.echo(str(error), err=True)
-            sys.exit(EXIT_NOTHING_LOADED)
-    assert out is not None
+    with tqdm(total=len(plan.sessions), unit="session", disable=None, file=sys.stderr) as bar:
+        outcome = execute(plan, on_item=lambda: bar.update(1))
+    if outcome.error:
+        click.echo(outcome.error, err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
+    assert args.out is not None
     try:
-        write_council_labels(rows, out)
+        write_council_labels(outcome.rows, args.out)
     except OSError as error:
-        click.echo(f"{out}: cannot be written ({error.strerror}).", err=True)
+        click.echo(f"{args.out}: cannot be written ({error.strerror}).", err=True)
         sys.exit(1)
-    for item_id, rater, reason in stats.failures:
-        click.echo(f"{item_id} {rater}: no labels ({reason}).", err=True)
-    cost = dollars(stats.cost_usd)
-    click.echo(
-        f"{stats.answers_asked} answers asked, {stats.cache_hits} from the cache, "
-        f"{stats.http_requests} HTTP requests; tokens: {stats.input_tokens:,} input, "
-        f"{stats.output_tokens:,} output ({cost})"
-    )
-    click.echo(f"Wrote {len(rows)} labels of {len(sessions)} sessions to {out}")
+    for failure in outcome.failures:
+        click.echo(failure, err=True)
+    click.echo(outcome.summary[0])
+    click.echo(f"Wrote {len(outcome.rows)} labels of {len(plan.sessions)} sessions to {args.out}")
+
+
+@dataclass(frozen=True)
+class _Given:
+    """What ``tsq council`` takes besides the run's options (``analysis.council.CouncilOptions``,
+    whose fields are the options of the same names)."""
+
+    paths: tuple[str, ...]
+    config_path: str
+    out: str | None
+    dry_run: bool

@@ -16,6 +16,13 @@ from ._cost import (
     CouncilEstimate as CouncilEstimate,
     council_estimate as council_estimate,
 )
+from ._engine import (
+    CouncilOptions as CouncilOptions,
+    CouncilOutcome as CouncilOutcome,
+    CouncilPlan as CouncilPlan,
+    execute as execute,
+    prepare_run as prepare_run,
+)
 from ._render import (
     DEFAULT_BUDGET_CHARS as DEFAULT_BUDGET_CHARS,
     render_session_for_council as render_session_for_council,
