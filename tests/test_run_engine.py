@@ -349,3 +349,27 @@ def test_a_cap_below_the_council_estimate_is_refused_in_the_same_sentence(fake, 
     assert refused in [plain(e.value) for e in at.error]
     assert "council_run" not in [b.key for b in at.button]
     assert fake.requests_seen == 0
+
+
+def test_the_council_section_asks_before_spending_more_than_the_threshold(monkeypatch, tmp_path):
+    """Three Opus judges asked 10 times and an Opus chairman ($15 and $75 a million tokens) on
+    the seed's four sessions: 124 requests of more than $5 together."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-key")  # no request is made
+    judges = "".join(f'[[stage1]]\nmodel = "claude-opus-4-1"\nname = "{n}"\n' for n in "abc")
+    config = tmp_path / "council.toml"
+    config.write_text(f'votes = 10\n{judges}[chairman]\nmodel = "claude-opus-4-1"\n')
+    transcripts = analysis.sample_data_dir() / "transcripts"
+    dry = tsq("council", str(transcripts), "--config", str(config), "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    cost = re.search(r"; cost (\$[\d,.]+)\. ", dry.stdout).group(1)
+    assert float(cost[1:].replace(",", "")) > analysis.judge.CONFIRM_ABOVE_USD
+    sessions = analysis.load([transcripts]).sessions
+    at = open_page("pages/judge.py")
+    at.multiselect(key="judge_sessions").set_value([s.session_id for s in sessions]).run()
+    at.text_input(key="council_config").set_value(str(config)).run()
+    assert not at.exception
+    (confirm,) = at.checkbox
+    assert plain(confirm.label) == f"Spend about {cost} on {len(sessions) * (3 * 10 + 1)} requests"
+    assert at.button(key="council_run").disabled
+    confirm.check().run()
+    assert not at.button(key="council_run").disabled
