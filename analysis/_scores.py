@@ -5,7 +5,7 @@ The rules the findings, the views, the index, the report and the CLI share, belo
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import polars as pl
 
@@ -112,23 +112,36 @@ def judge_names(judgments: Sequence[Judgment]) -> list[str]:
     return sorted(counts, key=lambda name: -counts[name])
 
 
-def of_judge(judgments: Sequence[Judgment], name: str | None = None) -> list[Judgment]:
-    """One judge's judgments per session, so that scores, tables and charts never mix two
-    judges on one step: ``name``'s everywhere, or (None, or a judge not among them) each
-    session's own judge, the one with most judgments in it; among equals the one seen last,
-    as the later of the files or runs given together is the newer word (a session judged again
+def sessions_judges(judged: Iterable[tuple[str, str]], name: str | None = None) -> dict[str, str]:
+    """Whose judgments count in each session: the one rule of every page, command, table and
+    chart (the Overview and the Trends alike, ``tsq report``, ``tsq lint``, ``tsq trends``), so
+    that two judges never mix on one step and two views never count different judgments.
+
+    ``judged`` is each judgment's (session id, judge) in the order given, one per judgment as
+    :func:`analysis.judge.merge_judgments` keeps them (every condition, steps and whole turns).
+    With ``name`` one of those judges, that judge's judgments count in every session. Else each
+    session's **own judge** counts there: the judge with most judgments of the session, and
+    among equals the one whose last judgment of the session comes latest in the order given
+    (the later file, the later line, the later run: the newer word, so a session judged again
     on the Judge page shows the new judgments)."""
-    if name in judge_names(judgments):
-        return [j for j in judgments if judge_name(j) == name]
-    per_session: dict[str, Counter[str]] = {}
-    last_seen: dict[str, int] = {}
-    for position, j in enumerate(judgments):
-        per_session.setdefault(j.session_id, Counter())[judge_name(j)] += 1
-        last_seen[judge_name(j)] = position
-    chosen = {
-        session: max(counts, key=lambda judge: (counts[judge], last_seen[judge]))
-        for session, counts in per_session.items()
+    counts: dict[str, Counter[str]] = {}
+    last: dict[tuple[str, str], int] = {}
+    for position, (session, judge) in enumerate(judged):
+        counts.setdefault(session, Counter())[judge] += 1
+        last[session, judge] = position
+    if name is not None and any(name in per_judge for per_judge in counts.values()):
+        return dict.fromkeys(counts, name)
+    return {
+        session: max(per_judge, key=lambda judge: (per_judge[judge], last[session, judge]))
+        for session, per_judge in counts.items()
     }
+
+
+def of_judge(judgments: Sequence[Judgment], name: str | None = None) -> list[Judgment]:
+    """The judgments that count (:func:`sessions_judges`): ``name``'s everywhere, or (None, or a
+    judge not among them) each session's own judge's."""
+    merged = {j.key: j for j in judgments}.values()  # as merge_judgments keeps them
+    chosen = sessions_judges(((j.session_id, judge_name(j)) for j in merged), name)
     return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
 
 

@@ -389,9 +389,8 @@ def test_the_two_agents_are_compared_with_their_interval(two_versions, tmp_path)
     (judged / "codex.judgments.jsonl").write_text("\n".join(lines) + "\n")
     claude = list(_scores("default").values())
 
-    table = {
-        row["agent"]: row for row in _trends_json(str(two_versions), "--by", "agent")["groups"]
-    }
+    shown = _trends_json(str(two_versions), "--by", "agent", "--judge", judge)  # one judge
+    table = {row["agent"]: row for row in shown["groups"]}
     assert table["codex"]["judged"] == len(codex_scores)
     assert table["codex"]["tsq"] == pytest.approx(np.mean(codex_scores))
     assert table["claude-code"]["tsq"] == pytest.approx(np.mean(claude))
@@ -419,3 +418,88 @@ def test_the_two_agents_are_compared_with_their_interval(two_versions, tmp_path)
         assert f"{difference} (too few sessions for an interval), no measurable change" in fact
     else:
         assert f"{difference} [" in fact
+
+
+def test_each_sessions_own_judge_counts_most_judgments_then_the_later_within_the_session():
+    """The one rule of whose judgments count, through ``analysis.of_judge``: in each session
+    the judge with most judgments of it; among equals the one whose last judgment of that
+    session comes later, whatever the judges did in other sessions."""
+    template = analysis.load_judgments(ALIGNMENT / "judgments" / f"{TEAM}.judgments.jsonl")[0]
+
+    def judged(session: str, judge: str, turn: int) -> analysis.Judgment:
+        return template.model_copy(
+            update={"session_id": session, "judge_id": judge, "turn_index": turn}
+        )
+
+    given = [
+        judged("s1", "A", 0),
+        judged("s1", "B", 0),  # s1: one each, B's later in s1
+        judged("s2", "B", 0),
+        judged("s2", "A", 0),  # s2: one each, A's later in s2 (though B's comes last below)
+        judged("s3", "A", 0),
+        judged("s3", "A", 1),
+        judged("s3", "B", 0),  # s3: A twice, B once
+        judged("s1", "B", 0),  # the same step again: counted once
+    ]
+    chosen = {(j.session_id, j.judge_id) for j in analysis.of_judge(given)}
+    assert chosen == {("s1", "B"), ("s2", "A"), ("s3", "A")}
+    assert {j.judge_id for j in analysis.of_judge(given, "B")} == {"B"}
+
+
+def test_trends_and_the_overview_count_the_same_judgments(tmp_path):
+    """Two judges on every session of the alignment sample (files found in name order) and a
+    third on one session, in a file found last: each session's own judge counts, in ``tsq
+    trends`` (through the index) as on the Overview (``analysis.of_judge`` of the collection's
+    judgments) and in the report. The figures expected are read off the files here."""
+    folder = tmp_path / "data"
+    shutil.copytree(ALIGNMENT / "transcripts", folder / "transcripts")
+    shutil.copytree(ALIGNMENT / "judgments", folder / "judgments")
+    team_lines = [
+        json.loads(line)
+        for line in (ALIGNMENT / "judgments" / f"{TEAM}.judgments.jsonl").read_text().splitlines()
+    ]
+    alone = sorted({line["session_id"] for line in team_lines})[0]
+    flipped = {"correct": "incorrect", "incorrect": "correct"}
+    third = [
+        line
+        | {
+            "judge_id": "third#0",
+            "score": 1 - line["score"],
+            "votes": [v | {"verdict": flipped[v["verdict"]]} for v in line["votes"]],
+        }
+        for line in team_lines
+        if line["session_id"] == alone
+    ]
+    (folder / "judgments" / "z-third.judgments.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in third)
+    )
+    expected = {(line["session_id"], line["turn_index"]): line["score"] for line in team_lines}
+    expected |= {(line["session_id"], line["turn_index"]): line["score"] for line in third}
+    raw = _raw_steps(folder / "transcripts")
+
+    shown = _trends_json(str(folder), "--index", str(tmp_path / "index.duckdb"), "--by", "tool")
+    assert shown["judge"] == f"{_judge_id(TEAM)}, third#0"
+    groups = {group["tool"]: group for group in shown["groups"]}
+    for tool in {tool for tool, _ in raw.values()}:
+        scores = [expected[key] for key, (called, _) in raw.items() if called == tool]
+        assert groups[tool]["judged"] == len(scores)
+        assert groups[tool]["tsq"] == pytest.approx(np.mean(scores))
+
+    collection = Collection([folder], tmp_path / "index.duckdb")
+    overview = analysis.of_judge(collection.judgments)
+    assert {(j.session_id, j.turn_index): j.score for j in overview} == expected
+    counted = collection.step_scores().filter("judged")
+    assert (
+        dict(
+            zip(
+                zip(counted["session_id"], counted["turn_index"], strict=True),
+                counted["score"],
+                strict=True,
+            )
+        )
+        == expected
+    )
+
+    page = analysis.build_report(collection)
+    figure = page.split('data-figure="judged">', 1)[1].split("</dd>", 1)[0]
+    assert figure.endswith(f">{len(expected)}")

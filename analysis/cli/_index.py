@@ -170,7 +170,7 @@ def _shifted(value: str) -> tuple[str, str]:
     show_default=True,
     help="What to group the judged steps by.",
 )
-@click.option("--judge", "judge_name", help="Whose judgments (default: the judge with most).")
+@click.option("--judge", "judge_name", help="Whose judgments (default: each session's own judge).")
 @click.option(
     "--compare",
     help="Two groups of --by as A..B: the change in TSQ with its interval, and the tools "

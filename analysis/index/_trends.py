@@ -30,7 +30,7 @@ from analysis._intervals import (
     session_bootstrap,
     session_bootstrap_difference,
 )
-from analysis._scores import majority_label
+from analysis._scores import judge_name, majority_label, sessions_judges
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 from analysis.judge._results import merge_judgments
@@ -71,6 +71,11 @@ _JUDGMENT_SCHEMA = pl.Schema(
         "score": pl.Float64,
     }
 )
+JUDGES_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, condition, judge,
+       judge_id, source_file, line
+FROM (SELECT *, row_number() OVER () AS line FROM judgments)"""
+"""Every judgment (any condition, steps and whole turns) with its place: what decides whose
+judgments count in a session (:func:`analysis._scores.sessions_judges`)."""
 MERGE_KEYS = [*STEP_KEYS, "judge_id"]
 """What ``merge_judgments`` keeps one judgment of, the condition being ``full`` here."""
 IN_SCOPE = "source_file IN (SELECT path FROM scope)"
@@ -110,15 +115,40 @@ def _indexed_judgments(
     file's (in the order of ``scope``, the order the files were found in) winning over an
     earlier's, a later line's over an earlier's. A judge who judged a step twice (two
     ``--out`` files, a line repeated) counts it once."""
-    frame = _frame(reader, query)
+    return (
+        _in_order(_frame(reader, query), scope)
+        .unique(MERGE_KEYS, keep="last", maintain_order=True)
+        .select(_JUDGMENT_SCHEMA.names())
+    )
+
+
+def _in_order(frame: pl.DataFrame, scope: Sequence[str] | None) -> pl.DataFrame:
+    """The index's judgments in the order their files were found (``scope``'s), each file's in
+    its lines'."""
     order = [pl.col("line")]
     if scope is not None:
         place = {path: number for number, path in enumerate(scope)}
         order.insert(0, pl.col("source_file").replace_strict(place, default=-1))
+    return frame.sort(order)
+
+
+def _indexed_judges(
+    reader: IndexReader | ParquetTables | LoadedTables, scope: Sequence[str] | None
+) -> list[tuple[str, str]]:
+    """Each of the index's judgments as (session id, judge), one per judgment as
+    :func:`analysis.judge.merge_judgments` keeps them and in its order: where a step (or turn)
+    was judged twice under one condition by one judge, at the place of the first, under the
+    name of the last."""
+    query = JUDGES_QUERY + (f" WHERE {IN_SCOPE}" if scope is not None else "")
+    keys = [*STEP_KEYS, "condition", "judge_id"]
     return (
-        frame.sort(order)
-        .unique(MERGE_KEYS, keep="last", maintain_order=True)
-        .select(_JUDGMENT_SCHEMA.names())
+        _in_order(_frame(reader, query), scope)
+        .with_row_index("position")
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("position").first(), pl.col("judge").last())
+        .sort("position")
+        .select("session_id", "judge")
+        .rows()
     )
 
 
@@ -129,10 +159,12 @@ def step_scores(
     judgments: Sequence[Judgment] | None = None,
     labels: Sequence[StepLabel] | None = None,
 ) -> pl.DataFrame:
-    """Every indexed step with its TSQ by one judge (``judge``, else the judge with most
-    judgments, the first by name among equals): a step that judge did not judge has ``score``
-    null and ``judged`` false, one it judged without a valid vote ``unscored`` true. With
-    ``scope`` (resolved paths), only the steps and judgments of those files; with
+    """Every indexed step with its TSQ by the judge whose judgments count in its session
+    (:func:`analysis._scores.sessions_judges`, the rule of every view: ``judge``'s, else each
+    session's own judge's): a step that judge did not judge has ``score`` null and ``judged``
+    false, one it judged without a valid vote ``unscored`` true. ``judge`` names the judges
+    counted, most judged steps first, joined by ``, `` (one, unless sessions' own judges
+    differ). With ``scope`` (resolved paths), only the steps and judgments of those files; with
     ``judgments``, those instead of the index's. ``people`` is the people's majority label of
     the step (:func:`analysis.align.references`; null where none or evenly split), from
     ``labels``, else from the index's labels table."""
@@ -151,13 +183,24 @@ def step_scores(
     steps = steps.cast(key_types)
     given = given.cast(_JUDGMENT_SCHEMA)
     matched = steps.select(STEP_KEYS).join(given, on=STEP_KEYS, nulls_equal=True)
-    judges = matched.group_by("judge").len().sort(["len", "judge"], descending=[True, False])
-    chosen = judge if judge is not None else (judges["judge"][0] if judges.height else None)
+    if judge is not None:
+        counted = matched.filter(pl.col("judge") == judge)
+    else:
+        judged_by = (
+            _indexed_judges(reader, scope)
+            if judgments is None
+            else [(j.session_id, judge_name(j)) for j in merge_judgments(judgments)]
+        )
+        owners = sessions_judges(judged_by)
+        owner = pl.col("session_id").replace_strict(owners, default=None, return_dtype=pl.String)
+        counted = matched.filter(pl.col("judge") == owner)
+    judges = counted.group_by("judge").len().sort(["len", "judge"], descending=[True, False])
+    chosen = judge if judge is not None else ", ".join(judges["judge"]) or None
     mine = (
-        (matched.filter(pl.col("judge") == chosen) if chosen else matched.clear())
         # one row per step even where one name is a judge's id and another's model
-        .unique(STEP_KEYS, keep="last", maintain_order=True)
-        .select(*STEP_KEYS, "score", pl.lit(True).alias("_judged"))
+        counted.unique(STEP_KEYS, keep="last", maintain_order=True).select(
+            *STEP_KEYS, "score", pl.lit(True).alias("_judged")
+        )
     )
     return (
         steps.join(mine, on=STEP_KEYS, how="left", nulls_equal=True)

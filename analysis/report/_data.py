@@ -20,8 +20,8 @@ from analysis.views._tables import OVERVIEW_BASE, session_labels, session_names_
 class ReportData:
     """``base`` has :data:`~analysis.views.OVERVIEW_BASE` per session and ``labels`` each
     one's first ask, folder and start, in load order; ``sessions(ids)`` reads those sessions
-    (in the same order); ``steps(judgments)`` is every step with its score by the judge with
-    most of ``judgments`` (:func:`analysis.index.step_scores`)."""
+    (in the same order); ``steps(judgments)`` is every step with its score by its session's
+    judge among ``judgments`` (:func:`analysis.index.step_scores`)."""
 
     base: pl.DataFrame
     labels: pl.DataFrame
