@@ -1,6 +1,6 @@
-"""What judgments score: a turn's TSQ, a score's majority, and which judge's judgments count.
-The rules the findings, the views, the index, the report and the CLI share, below all of them
-(it imports only the data model)."""
+"""What judgments score: a turn's TSQ, a score's majority (``analysis.models.majority_label``)
+and which judge's judgments count. The rules the findings, the views, the index, the report and
+the CLI share, below all of them (it imports only the data model)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from analysis.models import Judgment
+from analysis.models import CORRECT, Judgment, majority_label as majority_label
 
 JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
@@ -37,7 +37,7 @@ def judgments_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
             "condition": j.condition,
             "score": j.score,
             "n_valid": j.n_valid,
-            "n_correct": sum(v.verdict == "correct" for v in j.votes),
+            "n_correct": sum(v.verdict == CORRECT for v in j.votes),
             "n_discarded": j.n_discarded,
             "model": j.model,
         }
@@ -94,11 +94,6 @@ def turn_scores(judgments: Sequence[Judgment]) -> pl.DataFrame:
         .join(worst, on=keys, how="left")
         .sort(keys)
     )
-
-
-def majority_label(score: float) -> str:
-    """The ChainPoll majority of a score: ``correct`` at 0.5 and above (a tie included)."""
-    return "correct" if score >= 0.5 else "incorrect"
 
 
 def judge_name(judgment: Judgment) -> str:

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
@@ -273,8 +273,25 @@ class Session(_Model):
         return list(seen)
 
 
+Label = Literal["correct", "incorrect"]
+"""A step's tool choice as one vote, one person or a score's majority says it."""
+CORRECT: Final = "correct"
+INCORRECT: Final = "incorrect"
+MAJORITY = 0.5
+"""A score (the fraction of valid votes ``correct``) at or above this is a ``correct``
+majority: an even split counts as correct."""
+
+
+def majority_label(score: float) -> Label:
+    """The label of a score, the one rule from a score to a label everywhere (a vote made from
+    another platform's score, the judge's label against people's, a changed verdict, the
+    review queue, :func:`verdict_of`): :data:`CORRECT` at :data:`MAJORITY` and above (an even
+    split included), else :data:`INCORRECT`."""
+    return CORRECT if score >= MAJORITY else INCORRECT
+
+
 class Vote(_Model):
-    verdict: Literal["correct", "incorrect"]
+    verdict: Label
     reasoning: str
 
 
@@ -338,17 +355,16 @@ Verdict = Literal["correct", "incorrect", "split", "unscored"]
 
 
 def verdict_of(score: float | None) -> Verdict:
-    """``correct`` when every valid vote said so (score 1), ``incorrect`` when none did (0),
-    ``split`` between (the judges disagreed: ambiguous, worth a human look), ``unscored``
-    without one valid vote. A turn's TSQ is the mean of its judged steps' scores; a turn of
-    steps each decided alike but not all the same is ``mixed``, which no step can be."""
+    """``correct`` when every valid vote said so (score 1), ``incorrect`` when none did (0):
+    then the verdict is the score's :func:`majority_label`; ``split`` between (the judges
+    disagreed: ambiguous, worth a human look), ``unscored`` without one valid vote. A turn's
+    TSQ is the mean of its judged steps' scores; a turn of steps each decided alike but not all
+    the same is ``mixed``, which no step can be."""
     if score is None:
         return "unscored"
-    if score == 1:
-        return "correct"
-    if score == 0:
-        return "incorrect"
-    return "split"
+    if 0 < score < 1:
+        return "split"
+    return majority_label(score)
 
 
 class Judgment(_Model):

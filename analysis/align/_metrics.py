@@ -15,12 +15,14 @@ resamples the sessions the steps come from: a figure over fewer than five has no
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel
 
 from analysis._format import no_interval
 from analysis._intervals import paired_session_bootstrap
+from analysis.models import CORRECT, INCORRECT
 from analysis.study._agreement import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -32,7 +34,7 @@ from analysis.study._agreement import (
 )
 from analysis.study._config import TOOL_SELECTION
 
-VALUES = ("correct", "incorrect")
+VALUES = (CORRECT, INCORRECT)
 ALPHA = 0.05
 POWER = 0.8
 PEOPLE = "people"
@@ -64,15 +66,15 @@ class SpecScore(BaseModel):
     @property
     def incorrect(self) -> ClassAgreement | None:
         """The figures of the class that matters most: wrong choices."""
-        return next((c for c in self.per_class if c.value == "incorrect"), None)
+        return next((c for c in self.per_class if c.value == INCORRECT), None)
 
 
 def score_spec(
     judge_id: str,
     name: str,
     split: str,
-    people: list[str],
-    judge: list[str],
+    people: Sequence[str],
+    judge: Sequence[str],
     unjudged: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
@@ -83,7 +85,7 @@ def score_spec(
     pair = pair_agreement(
         people, judge, TOOL_SELECTION, (PEOPLE, judge_id), resamples, seed, sessions
     )
-    per_class = sorted(pair.per_class or [], key=lambda c: c.value != "incorrect")
+    per_class = sorted(pair.per_class or [], key=lambda c: c.value != INCORRECT)
     return SpecScore(
         judge_id=judge_id,
         name=name,
@@ -183,9 +185,9 @@ def compare(
     a: str,
     b: str,
     split: str,
-    people: list[str],
-    a_labels: list[str],
-    b_labels: list[str],
+    people: Sequence[str],
+    a_labels: Sequence[str],
+    b_labels: Sequence[str],
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     sessions: list[str] | None = None,

@@ -34,6 +34,7 @@ from analysis.models import (
     SubagentSource,
     ToolCall,
     Vote,
+    majority_label,
 )
 
 _OPENINFERENCE_INDEX = re.compile(r"^llm\.(input_messages|output_messages|tools)\.(\d+)\.(.+)$")
@@ -576,7 +577,7 @@ class _Turn:
             score=score,
             votes=[
                 Vote(
-                    verdict="correct" if score >= 0.5 else "incorrect",
+                    verdict=majority_label(score),
                     reasoning=explanation if isinstance(explanation, str) else "",
                 )
             ],

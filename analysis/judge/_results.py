@@ -55,9 +55,7 @@ def load_judgments(
         votes = (
             []
             if score is None
-            else [
-                Vote(verdict="correct" if float(score) >= 0.5 else "incorrect", reasoning=reasoning)
-            ]
+            else [Vote(verdict=majority_label(float(score)), reasoning=reasoning)]
         )
         judgments.append(
             Judgment(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -261,8 +261,8 @@ def kappas_of_tables(tables: np.ndarray, weights: Literal["linear"] | None) -> n
 
 
 def pair_agreement(
-    a: list[str],
-    b: list[str],
+    a: Sequence[str],
+    b: Sequence[str],
     spec: FieldSpec,
     names: tuple[str, str],
     resamples: int = DEFAULT_RESAMPLES,

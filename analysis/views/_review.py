@@ -25,7 +25,17 @@ from analysis.findings._finding import (
     findings_for_step,
     findings_for_turn,
 )
-from analysis.models import STEP_KEYS, Condition, Judgment, Session, StepKey
+from analysis.models import (
+    CORRECT,
+    INCORRECT,
+    MAJORITY,
+    STEP_KEYS,
+    Condition,
+    Judgment,
+    Session,
+    StepKey,
+    majority_label,
+)
 from analysis.render._judge_input import CONDITIONS, render_call
 from analysis.render._steps import turn_steps
 from analysis.views._frames import turns_frame
@@ -117,8 +127,8 @@ def _arguments(judgments: Iterable[Judgment]) -> pl.DataFrame:
                 "turn_index": j.turn_index,
                 "step_index": j.step_index,
                 "parent_call_id": j.parent_call_id,
-                "for_correct": _first_reasoning(j, "correct"),
-                "for_incorrect": _first_reasoning(j, "incorrect"),
+                "for_correct": _first_reasoning(j, CORRECT),
+                "for_incorrect": _first_reasoning(j, INCORRECT),
             }
             for j in judgments
         ],
@@ -327,7 +337,7 @@ def review_queue(
                 .then(pl.format("split vote ({})", pl.col("votes_label")))
                 .when(kind == "unscored")
                 .then(pl.lit("unscored"))
-                .when(kind == "incorrect")
+                .when(kind == INCORRECT)
                 .then(pl.lit("judged incorrect"))
                 .when(kind == "mixed")
                 .then(pl.format("step {} judged incorrect", "worst_step_index"))
@@ -342,7 +352,7 @@ def review_queue(
             [
                 kind == "split",
                 kind == "unscored",
-                kind == "incorrect",
+                kind == INCORRECT,
                 kind == "mixed",
                 pl.col("errors"),
                 pl.col("warnings"),
@@ -401,8 +411,9 @@ def labelling_queue(
         item = step_item_id(j.session_id, j.turn_index, j.step_index, j.parent_call_id)
         if item in done:
             continue
-        correct = sum(v.verdict == "correct" for v in j.votes)
+        correct = sum(v.verdict == CORRECT for v in j.votes)
         split = j.verdict == "split"
+        wrong = majority_label(j.score) == INCORRECT
         rows.append(
             {
                 "item_id": item,
@@ -412,14 +423,14 @@ def labelling_queue(
                 "parent_call_id": j.parent_call_id,
                 "score": j.score,
                 "votes_label": f"{correct} of {len(j.votes)} judges",
-                "reason": "split vote" if split else "judged incorrect" if j.score < 0.5 else "",
-                "rank": 0 if split else 1 if j.score < 0.5 else 2,
+                "reason": "split vote" if split else "judged incorrect" if wrong else "",
+                "rank": 0 if split else 1 if wrong else 2,
             }
         )
     frame = pl.DataFrame(rows, schema={**LABELLING_SCHEMA, "rank": pl.Int64})
     queue = frame.sort(
         pl.col("rank"),
-        (pl.col("score") - 0.5).abs(),
+        (pl.col("score") - MAJORITY).abs(),
         pl.col("session_id"),
         pl.col("turn_index"),
         pl.col("parent_call_id").is_not_null(),

@@ -17,7 +17,7 @@ import polars as pl
 
 from analysis._scores import judgments_frame as judgments_frame, turn_scores as turn_scores
 from analysis.findings._finding import Finding, findings_for_condition
-from analysis.models import Condition, Judgment, Session, Turn, verdict_of
+from analysis.models import CORRECT, INCORRECT, Condition, Judgment, Session, Turn, verdict_of
 from analysis.render._steps import Step, find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame
 
@@ -62,9 +62,9 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
         .otherwise(verdict)
         .alias("verdict_kind"),
     ).with_columns(
-        pl.when((pl.col("steps") > 1) & (kind == "correct"))
+        pl.when((pl.col("steps") > 1) & (kind == CORRECT))
         .then(pl.format("all {} steps judged correct", pl.col("steps")))
-        .when((pl.col("steps") > 1) & (kind == "incorrect"))
+        .when((pl.col("steps") > 1) & (kind == INCORRECT))
         .then(pl.format("all {} steps judged incorrect", pl.col("steps")))
         .when(pl.col("steps") > 1)
         .then(
