@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tomllib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -218,9 +219,12 @@ def test_the_judge_page_asks_before_spending_more_than_the_threshold(fake, tmp_p
     assert float(cost[1:]) > analysis.judge.CONFIRM_ABOVE_USD == 5
     at = use_folder(open_page("pages/judge.py"), tmp_path / "sessions")
     at.multiselect(key="judge_sessions").set_value([BAD]).run()
+    built_in = tomllib.loads(analysis.judge.default_spec_path().read_text())["model"]
+    assert at.text_input(key="judge_model").value == built_in  # the model is the spec's
     at.file_uploader(key="judge_spec_file").set_value(
         [("costly.judge.toml", spec.read_bytes(), "application/toml")]
     ).run()
+    assert at.text_input(key="judge_model").value == OPUS
     at.text_input(key="judge_base_url").set_value(fake.url).run()
     (confirm,) = at.checkbox
     requests = steps_of(SEED) * 10
