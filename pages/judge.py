@@ -35,17 +35,18 @@ uploaded = st.file_uploader(
     "Judge spec (optional)",
     type=["toml"],
     key="judge_spec_file",
-    help="A judge spec with its rubric inline (see the README's Judge specs); without one, the "
-    "built-in tsq-rubric/3.",
+    help="A judge spec with its rubric inline (see the documentation's Judge specs); without "
+    "one, the built-in tsq-rubric/3.",
+    max_upload_size=1,  # MB: a spec is at most analysis.judge.MAX_SPEC_BYTES
 )
 try:
     spec = (
-        analysis.judge.spec_from_text(uploaded.getvalue().decode("utf-8"), uploaded.name)
+        analysis.judge.uploaded_spec(uploaded.name, uploaded.getvalue())
         if uploaded is not None
         else analysis.default_spec()
     )
-except (analysis.JudgeSpecError, UnicodeDecodeError) as error:
-    st.error(inert(f"{error}." if isinstance(error, analysis.JudgeSpecError) else "Not UTF-8."))
+except analysis.JudgeSpecError as error:
+    st.error(inert(f"{error}."))
     st.stop()
 if st.session_state.get(Key.JUDGE_SPEC_SHOWN) != spec.judge_id:  # a new spec: its own settings
     st.session_state[Key.JUDGE_SPEC_SHOWN] = spec.judge_id

@@ -273,7 +273,7 @@ JUDGMENT_LINE_FIELDS = {
     "context_chars",
     "unscored_reason",
 }
-"""The JSONL contract of ``tsq judge --out``, as the README states it."""
+"""The JSONL contract of ``tsq judge --out``, as docs/judge.md states it."""
 
 
 def assert_seed_ablation_contract(lines: list[dict[str, Any]]) -> None:

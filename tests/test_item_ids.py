@@ -94,7 +94,7 @@ def test_an_ordinary_session_ids_item_id_keeps_its_shape(key):
 
 
 def test_the_sample_labels_item_ids_are_unchanged():
-    """The bundled label file's rows, by the shape the README gives, byte for byte."""
+    """The bundled label file's rows, by the shape docs/alignment.md gives, byte for byte."""
     labels, issues = read_step_labels(ALIGNMENT / "labels.csv")
     assert not issues
     with (ALIGNMENT / "labels.csv").open(newline="") as handle:

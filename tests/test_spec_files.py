@@ -253,3 +253,35 @@ def test_a_spec_nested_too_deeply_or_with_too_many_examples_is_one_sentence(tmp_
     config.write_text("x = " + "[" * 5000)
     with pytest.raises(analysis.council.CouncilError, match="nested too deeply"):
         analysis.council.read_council_config(config)
+
+
+def test_tsq_judge_says_where_a_specs_own_endpoint_sends_requests(shared, tmp_path):
+    with FakeAnthropic() as fake:
+        spec = shared / "judge.toml"
+        spec.write_text(spec_text("rubric.md", fake.url))
+        result = CliRunner().invoke(
+            cli,
+            [
+                *("judge", str(TRANSCRIPT), "--judge", str(spec), "--no-index"),
+                *("--out", str(tmp_path / "out.judgments.jsonl")),
+            ],
+            env={"ANTHROPIC_API_KEY": API_KEY, "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        )
+        assert result.exit_code == 0, result.output
+        assert fake.script.messages
+    assert (
+        f"Requests go to {fake.url}, the judge spec's base_url, with the key from the "
+        "environment (--base-url names another endpoint)."
+    ) in result.stderr
+
+
+def test_an_uploaded_spec_is_measured_before_it_is_read():
+    from analysis.judge import uploaded_spec
+
+    with pytest.raises(
+        JudgeSpecError, match=f"^The judge spec big.toml is larger than {MAX_SPEC_BYTES:,}"
+    ):
+        uploaded_spec("big.toml", b"\xff" * (MAX_SPEC_BYTES + 1))  # not UTF-8 either
+    with pytest.raises(JudgeSpecError, match=r"^The judge spec odd\.toml is not UTF-8 text$"):
+        uploaded_spec("odd.toml", b'name = "\xff"')
+    assert uploaded_spec("ok.toml", b'name = "x"\nmodel = "m"\nrubric = "r"\n').name == "x"

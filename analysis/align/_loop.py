@@ -58,7 +58,7 @@ class PeopleAgreement(BaseModel):
 
 
 class AlignReport(BaseModel):
-    """What ``tsq align --json`` prints (see the README for the contract)."""
+    """What ``tsq align --json`` prints (see docs/alignment.md for the contract)."""
 
     specs: list[SpecScore]
     comparisons: list[Comparison]

@@ -170,6 +170,12 @@ def judge(**given: Any) -> None:
         )
         sys.exit(EXIT_NOTHING_LOADED)
     _refuse(plan.cost_refusal or plan.key_refusal)
+    if spec.base_url and not args.base_url:  # a spec may come from someone else: say where
+        click.echo(
+            f"Requests go to {spec.base_url}, the judge spec's base_url, with the key from "
+            "the environment (--base-url names another endpoint).",
+            err=True,
+        )
     with tqdm(total=len(plan.units), unit=options.unit, disable=None, file=sys.stderr) as bar:
         outcome = execute(plan, on_unit=lambda: bar.update(1))
     _refuse(outcome.error)

@@ -58,6 +58,7 @@ from ._spec import (
     read_spec as read_spec,
     spec_from_text as spec_from_text,
     spec_toml as spec_toml,
+    uploaded_spec as uploaded_spec,
 )
 from ._summary import (
     run_summary as run_summary,

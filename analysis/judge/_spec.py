@@ -243,6 +243,18 @@ def _line_of(text: str, location: tuple[int | str, ...]) -> int | None:
     return None
 
 
+def uploaded_spec(name: str, data: bytes) -> JudgeSpec:
+    """A spec uploaded as ``data`` (its size checked before it is decoded or parsed); its
+    rubric must be inline. Anything wrong is a JudgeSpecError naming ``name``."""
+    if len(data) > MAX_SPEC_BYTES:
+        raise JudgeSpecError(f"The judge spec {name} is larger than {MAX_SPEC_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise JudgeSpecError(f"The judge spec {name} is not UTF-8 text") from None
+    return spec_from_text(text, name)
+
+
 def spec_from_text(text: str, name: str, folder: Path | None = None) -> JudgeSpec:
     """A spec from TOML text (an upload), errors naming it ``name`` (and the line, where a
     value is wrong); a ``rubric_file`` is read from ``folder`` only (None: an upload, which

@@ -70,7 +70,7 @@ PROVENANCE_WORDS = {
     "the session started) of which no tool was captured or called: its tools were on offer",
     "trace": "from the catalog the trace itself carries",
 }
-"""Each tool provenance in words, for the Catalog page and the README."""
+"""Each tool provenance in words, for the Catalog page and the documentation."""
 UNEXTRACTED = "not in the package or source as text: the agent builds it when it runs"
 """Why a built-in of a version has no description of the agent's own in the tools data."""
 
