@@ -12,19 +12,28 @@ A turn is one ``user_message`` (or, in rollouts without those events, one user `
 item that is not the app's own context) and everything until the next. A step is one model
 response: the assistant's consecutive items, up to the call outputs or the token count that
 follow it, so parallel calls are one decision. Outputs pair with calls by ``call_id``.
+
+Each line is decoded into the record its ``type`` names (:class:`SessionMetaRecord`,
+:class:`ItemRecord`, …), each field declared with the type Codex writes; what a record does not
+name is skipped unread. A record of the wrong shape is one issue naming its line and the field,
+and the rest of the rollout still loads.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
+from msgspec import UNSET, UnsetType
 
-from analysis._jsonio import iter_jsonl, timestamp
+from analysis._jsonio import TOO_DEEP, iter_jsonl, timestamp
 from analysis.ingest._claude_code import result_text
 from analysis.ingest._context import ParseContext
+from analysis.ingest._shapes import shape_problem
 
 RECORD_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
@@ -42,6 +51,207 @@ _CONTEXT_PREFIXES = (
 )
 """User-role items Codex writes itself (instructions, the environment): context, not an ask."""
 _ID_IN_NAME = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
+_NOT_A_RECORD = "not a Codex rollout record ({timestamp, type, payload})"
+
+
+class _Object(msgspec.Struct):
+    """Any JSON object, its fields left unread."""
+
+
+class _Part(msgspec.Struct):
+    """A content part of a message or a reasoning item (``output_text``, ``summary_text``…)."""
+
+    type: str | None = None
+    text: str = ""
+
+
+_Content = list[_Part] | str | None
+
+
+class _Git(msgspec.Struct):
+    branch: str | None = None
+
+
+class _Instructions(msgspec.Struct):
+    text: str | None = None
+
+
+class SessionMeta(msgspec.Struct):
+    """A ``session_meta`` payload."""
+
+    id: str | None = None
+    timestamp: str | None = None
+    cwd: str | None = None
+    cli_version: str | None = None
+    originator: str | None = None
+    model_provider: str | None = None
+    source: str | _Object | None = None
+    """``cli``, ``vscode``…; an object for a session a subagent ran (not kept)."""
+    git: _Git | None = None
+    base_instructions: _Instructions | str | None = None
+    dynamic_tools: list[Any] | None = None
+    """Each entry read as a :class:`DynamicTool`, so that a bad one is skipped alone."""
+
+
+class DynamicTool(msgspec.Struct):
+    """An entry of ``session_meta.dynamic_tools``."""
+
+    name: str
+    namespace: str | None = None
+    description: str | None = None
+    inputSchema: dict[str, Any] | UnsetType | None = UNSET
+    input_schema: dict[str, Any] | None = None
+
+
+class _SandboxPolicy(msgspec.Struct):
+    type: str | None = None
+
+
+class TurnContext(msgspec.Struct):
+    """A ``turn_context`` payload: the next turn's model and policies."""
+
+    model: str | None = None
+    approval_policy: str | dict[str, Any] | None = None
+    sandbox_policy: _SandboxPolicy | str | None = None
+
+
+class _OutputObject(msgspec.Struct):
+    """A call output written as an object (``{"content", "success"}``)."""
+
+    content: str | list[Any] | UnsetType | None = UNSET
+    output: str | list[Any] | None = None
+    success: bool | None = None
+
+
+class Item(msgspec.Struct):
+    """A ``response_item`` payload: a message, reasoning, a call or a call's output. The
+    fields are those of every item type, each read only by the types that have it."""
+
+    type: str | None = None
+    role: str | None = None
+    content: _Content = None
+    summary: _Content = None
+    name: str | None = None
+    namespace: str | None = None
+    arguments: str | dict[str, Any] | None = None
+    """A JSON string (parsed when the call is read); an object is taken as it is."""
+    input: str | None = None
+    action: dict[str, Any] | None = None
+    call_id: str | None = None
+    id: str | None = None
+    output: str | list[Any] | _OutputObject | None = None
+    """Text, content items, or an object; a custom tool's text may hold JSON itself."""
+
+
+class _UserMessage(msgspec.Struct, tag_field="type", tag="user_message"):
+    message: str | None = None
+
+
+class _TokenUsage(msgspec.Struct):
+    input_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class _TokenInfo(msgspec.Struct):
+    last_token_usage: _TokenUsage | None = None
+
+
+class _TokenCount(msgspec.Struct, tag_field="type", tag="token_count"):
+    info: _TokenInfo | None = None
+
+
+class _CallEnd(msgspec.Struct):
+    """An exec or patch end event: a non-zero exit code or ``success: false`` is a failure."""
+
+    call_id: str | None = None
+    exit_code: int | None = None
+    success: bool | None = None
+
+
+class _ExecEnd(_CallEnd, tag_field="type", tag="exec_command_end"):
+    pass
+
+
+class _PatchEnd(_CallEnd, tag_field="type", tag="patch_apply_end"):
+    pass
+
+
+class _TurnAborted(msgspec.Struct, tag_field="type", tag="turn_aborted"):
+    reason: str | None = None
+
+
+class _ContextCompacted(msgspec.Struct, tag_field="type", tag="context_compacted"):
+    pass
+
+
+_Event = _UserMessage | _TokenCount | _ExecEnd | _PatchEnd | _TurnAborted | _ContextCompacted
+"""The ``event_msg`` payloads this reader reads; the others repeat what the items hold."""
+
+
+class _Record(msgspec.Struct, kw_only=True, tag_field="type"):
+    timestamp: str | None = None
+
+
+class SessionMetaRecord(_Record, tag="session_meta"):
+    payload: SessionMeta
+
+
+class TurnContextRecord(_Record, tag="turn_context"):
+    payload: TurnContext
+
+
+class CompactedRecord(_Record, tag="compacted"):
+    payload: _Object
+
+
+class ItemRecord(_Record, tag="response_item"):
+    payload: Item
+
+
+class EventRecord(_Record, tag="event_msg"):
+    payload: msgspec.Raw
+    """Read as one of :data:`_Event` by its own ``type``; the types not read stay unread."""
+
+
+Record = SessionMetaRecord | TurnContextRecord | CompactedRecord | ItemRecord | EventRecord
+_decode_record = msgspec.json.Decoder(Record).decode
+_decode_event = msgspec.json.Decoder(_Event).decode
+
+
+@dataclass(frozen=True)
+class _Malformed:
+    """A line that is JSON but not a rollout record of the right shape: why, for its issue."""
+
+    reason: str
+
+
+def _read_line(line: bytes) -> Record | _Malformed:
+    """A line as its typed record. JSON that does not parse raises as :func:`orjson.loads`
+    does (the loader words those issues); a record of the wrong shape is :class:`_Malformed`."""
+    try:
+        return _decode_record(line)
+    except msgspec.ValidationError as error:
+        raw = orjson.loads(line)  # raises if the line is not JSON at all
+        return _Malformed(_record_problem(raw, error))
+    except msgspec.DecodeError:
+        orjson.loads(line)  # the reason worded as for any line that is not JSON
+        raise
+
+
+def _record_problem(raw: Any, error: msgspec.ValidationError) -> str:
+    """Why ``raw`` was refused: not a rollout record at all, or which field is wrong."""
+    if not isinstance(raw, dict) or raw.get("type") not in RECORD_TYPES or "payload" not in raw:
+        return _NOT_A_RECORD
+    payload = raw["payload"]
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    where, problem = shape_problem(error)
+    return f"{_describe(raw['type'], kind)}: {where} {problem}; skipped"
+
+
+def _describe(record_type: str, kind: Any) -> str:
+    """``response_item function_call``; ``session_meta record`` for a payload with no type."""
+    return f"{record_type} {kind}" if isinstance(kind, str) and kind else f"{record_type} record"
 
 
 def looks_like_codex(record: Any) -> bool:
@@ -61,16 +271,12 @@ def qualified_name(name: str, namespace: Any) -> str:
     return f"{namespace}{name}" if namespace.endswith("__") else f"{namespace}__{name}"
 
 
-def _texts(content: Any, kinds: tuple[str, ...]) -> str:
+def _texts(content: _Content, kinds: tuple[str, ...]) -> str:
     if isinstance(content, str):
         return content
-    if not isinstance(content, list):
+    if content is None:
         return ""
-    return "\n".join(
-        str(part.get("text", ""))
-        for part in content
-        if isinstance(part, dict) and part.get("type") in kinds
-    )
+    return "\n".join(part.text for part in content if part.type in kinds)
 
 
 class _RolloutBuilder:
@@ -88,92 +294,112 @@ class _RolloutBuilder:
             "turns": [],
             "issues": [],
         }
-        self.turn_context: dict[str, Any] = {}
+        self.turn_context: TurnContext | None = None
         self.contexts: list[dict[str, Any]] = []
         self.message: dict[str, Any] | None = None
         self.calls: dict[str, dict[str, Any]] = {}
         self.failed: set[str] = set()
         """Calls whose end event said they failed, before or after their output."""
 
-    def add(self, line: int, record: Any) -> None:
-        if not looks_like_codex(record):
-            self.context.issue(line, "not a Codex rollout record ({timestamp, type, payload})")
+    def add(self, line: int, record: Record | _Malformed) -> None:
+        if isinstance(record, _Malformed):
+            self.context.issue(line, record.reason)
             return
-        payload, moment = record["payload"], timestamp(record.get("timestamp"))
-        kind = record["type"]
-        if kind == "session_meta":
-            self._meta(payload, line)
-        elif kind == "turn_context":
-            self.turn_context = payload
-        elif kind == "compacted":
-            self._event("compaction", "the conversation was compacted", moment, line)
-        elif kind == "event_msg":
-            self._app_event(payload, moment, line)
+        moment = timestamp(record.timestamp)
+        if isinstance(record, ItemRecord):
+            self._item(record.payload, moment, line)
+        elif isinstance(record, EventRecord):
+            self._app_event(record.payload, moment, line)
+        elif isinstance(record, SessionMetaRecord):
+            self._meta(record.payload, line)
+        elif isinstance(record, TurnContextRecord):
+            self.turn_context = record.payload
         else:
-            self._item(payload, moment, line)
+            self._event("compaction", "the conversation was compacted", moment, line)
 
-    def _meta(self, payload: dict[str, Any], line: int) -> None:
-        if isinstance(payload.get("id"), str):
-            self.session["session_id"] = payload["id"]
-        for key, field in (("cwd", "cwd"), ("cli_version", "agent_version")):
-            if isinstance(payload.get(key), str):
-                self.session[field] = payload[key]
-        git = payload.get("git")
-        if isinstance(git, dict) and isinstance(git.get("branch"), str):
-            self.session["git_branch"] = git["branch"]
-        instructions = payload.get("base_instructions")
-        text = instructions.get("text") if isinstance(instructions, dict) else instructions
-        if isinstance(text, str):
+    def _meta(self, meta: SessionMeta, line: int) -> None:
+        if meta.id is not None:
+            self.session["session_id"] = meta.id
+        if meta.cwd is not None:
+            self.session["cwd"] = meta.cwd
+        if meta.cli_version is not None:
+            self.session["agent_version"] = meta.cli_version
+        if meta.git is not None and meta.git.branch is not None:
+            self.session["git_branch"] = meta.git.branch
+        instructions = meta.base_instructions
+        text = instructions.text if isinstance(instructions, _Instructions) else instructions
+        if text is not None:
             self.session["system_prompt"] = text
-        for key in ("originator", "model_provider", "source"):
-            if isinstance(payload.get(key), str):
-                self.session["metadata"][key] = payload[key]
-        tools = payload.get("dynamic_tools")
-        if isinstance(tools, list) and tools:
-            self._dynamic_tools(tools, line, timestamp(payload.get("timestamp")))
+        kept = (("originator", meta.originator), ("model_provider", meta.model_provider))
+        for key, value in (*kept, ("source", meta.source)):
+            if isinstance(value, str):
+                self.session["metadata"][key] = value
+        if meta.dynamic_tools:
+            self._dynamic_tools(meta.dynamic_tools, line, timestamp(meta.timestamp))
 
     def _dynamic_tools(self, tools: list[Any], line: int, moment: str | None) -> None:
         definitions = []
-        for position, tool in enumerate(tools):
-            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-                self.context.issue(line, f"dynamic_tools entry {position} is not a tool; skipped")
+        for position, entry in enumerate(tools):
+            try:
+                tool = msgspec.convert(entry, DynamicTool)
+            except msgspec.ValidationError as error:
+                where, problem = shape_problem(error)
+                what = f"{where} {problem}" if where else problem.removeprefix("is ")
+                self.context.issue(
+                    line, f"dynamic_tools entry {position} is not a tool ({what}); skipped"
+                )
                 continue
-            schema = tool.get("inputSchema", tool.get("input_schema"))
-            description = tool.get("description")
+            schema = tool.input_schema if tool.inputSchema is UNSET else tool.inputSchema
             definitions.append(
                 {
-                    "name": qualified_name(tool["name"], tool.get("namespace")),
-                    "description": description if isinstance(description, str) else None,
-                    "parameters": schema if isinstance(schema, dict) else {},
+                    "name": qualified_name(tool.name, tool.namespace),
+                    "description": tool.description,
+                    "parameters": schema if schema is not None else {},
                     "provenance": "trace",
                 }
             )
         catalog = {"tools": definitions, "source": f"{self.context.file}:{line} dynamic_tools"}
         self.session["catalogs"].append(catalog | {"captured_at": moment})
 
-    def _app_event(self, payload: dict[str, Any], moment: str | None, line: int) -> None:
-        kind = payload.get("type")
-        if kind == "user_message":
-            message = payload.get("message")
-            self._ask(message if isinstance(message, str) else "", moment, line)
-        elif kind == "token_count":
-            self._usage(payload.get("info"))
+    def _app_event(self, payload: msgspec.Raw, moment: str | None, line: int) -> None:
+        event = self._read_event(payload, line)
+        if isinstance(event, _UserMessage):
+            self._ask(event.message if event.message is not None else "", moment, line)
+        elif isinstance(event, _TokenCount):
+            self._usage(event.info)
             self.message = None
-        elif kind in ("exec_command_end", "patch_apply_end"):
-            self._ended(payload)
-        elif kind == "turn_aborted":
-            reason = payload.get("reason")
+        elif isinstance(event, _CallEnd):
+            self._ended(event)
+        elif isinstance(event, _TurnAborted):
+            reason = event.reason
             self._event("interrupt", f"turn aborted ({reason})" if reason else "", moment, line)
-        elif kind == "context_compacted":
+        elif isinstance(event, _ContextCompacted):
             self._event("compaction", "the context was compacted", moment, line)
 
-    def _item(self, item: dict[str, Any], moment: str | None, line: int) -> None:
-        kind = item.get("type")
+    def _read_event(self, payload: msgspec.Raw, line: int) -> _Event | None:
+        """An ``event_msg`` payload as the event it is; None for an event not read (any
+        ``type`` but those of :data:`_Event`) and for one of the wrong shape (an issue)."""
+        try:
+            return _decode_event(payload)
+        except msgspec.ValidationError as error:
+            where, problem = shape_problem(error)
+            if where == "type":
+                return None
+            raw = msgspec.json.decode(payload)
+            kind = raw.get("type") if isinstance(raw, dict) else None
+            field = f"payload.{where}" if where else "payload"
+            self.context.issue(line, f"{_describe('event_msg', kind)}: {field} {problem}; skipped")
+        except RecursionError:
+            self.context.issue(line, TOO_DEEP)
+        return None
+
+    def _item(self, item: Item, moment: str | None, line: int) -> None:
+        kind = item.type
         if kind == "message":
             self._message(item, moment, line)
         elif kind == "reasoning":  # its summary and text; an encrypted one still opens a response
-            summary = _texts(item.get("summary"), ("summary_text",))
-            text = _texts(item.get("content"), ("reasoning_text", "text"))
+            summary = _texts(item.summary, ("summary_text",))
+            text = _texts(item.content, ("reasoning_text", "text"))
             _append(self._response(moment, line), "thinking", summary, text)
         elif kind in _CALLS:
             self._call(item, moment, line)
@@ -182,13 +408,13 @@ class _RolloutBuilder:
         elif kind not in _QUIET_ITEMS:
             self.context.issue(line, f"unknown response item type {kind!r}")
 
-    def _message(self, item: dict[str, Any], moment: str | None, line: int) -> None:
-        role = item.get("role")
+    def _message(self, item: Item, moment: str | None, line: int) -> None:
+        role = item.role
         if role == "assistant":
-            text = _texts(item.get("content"), ("output_text", "text"))
+            text = _texts(item.content, ("output_text", "text"))
             _append(self._response(moment, line), "text", text)
         elif role == "user" and not self.user_events:
-            text = _texts(item.get("content"), ("input_text", "text"))
+            text = _texts(item.content, ("input_text", "text"))
             if not text.lstrip().startswith(_CONTEXT_PREFIXES):
                 self._ask(text, moment, line)
 
@@ -213,53 +439,52 @@ class _RolloutBuilder:
             }
         )
         context = self.turn_context
-        if context:
-            policy = context.get("sandbox_policy")
+        if context is not None:
+            policy = context.sandbox_policy
             self.contexts.append(
                 {
                     "turn_index": len(turns) - 1,
-                    "model": context.get("model"),
-                    "approval_policy": context.get("approval_policy"),
-                    "sandbox": policy.get("type") if isinstance(policy, dict) else policy,
+                    "model": context.model,
+                    "approval_policy": context.approval_policy,
+                    "sandbox": policy.type if isinstance(policy, _SandboxPolicy) else policy,
                 }
             )
 
     def _response(self, moment: str | None, line: int) -> dict[str, Any]:
-        """The model response being written: the open one, else a new one in the turn."""
+        """The model response being written: the open one, else a new one in the turn (a
+        turn with no ask opened first when the rollout has none yet)."""
         if self.message is None:
-            model = self.turn_context.get("model")
+            turn = self._turn(moment, line)
             self.message = {
                 "id": f"{self.session['session_id']}:{line}",
-                "model": model if isinstance(model, str) else None,
+                "model": self.turn_context.model if self.turn_context is not None else None,
                 "text": "",
                 "thinking": "",
                 "tool_calls": [],
                 "timestamp": moment,
             }
-            self._turn(moment, line)["messages"].append(self.message)
+            turn["messages"].append(self.message)
         return self.message
 
-    def _call(self, item: dict[str, Any], moment: str | None, line: int) -> None:
-        kind = item["type"]
-        call_id = item.get("call_id") or item.get("id") or f"{kind}:{line}"
+    def _call(self, item: Item, moment: str | None, line: int) -> None:
+        kind = item.type
+        call_id = item.call_id or item.id or f"{kind}:{line}"
+        arguments: Any
         if kind == "web_search_call":
-            name, arguments = "web_search", item.get("action")
+            name, arguments = "web_search", item.action
         elif kind == "local_shell_call":
-            name, arguments = "local_shell", item.get("action")
+            name, arguments = "local_shell", item.action
         else:
-            raw_name = item.get("name")
-            if not isinstance(raw_name, str) or not raw_name:
+            if not item.name:
                 self.context.issue(line, f"{kind} without a tool name; skipped")
                 return
-            name = qualified_name(raw_name, item.get("namespace"))
+            name = qualified_name(item.name, item.namespace)
             if kind == "custom_tool_call":
-                arguments = {
-                    "input": item.get("input") if isinstance(item.get("input"), str) else ""
-                }
+                arguments = {"input": item.input or ""}
             else:
-                arguments = self._arguments(item.get("arguments"), name, line)
+                arguments = self._arguments(item.arguments, name, line)
         call: dict[str, Any] = {
-            "id": str(call_id),
+            "id": call_id,
             "name": name,
             "input": arguments if isinstance(arguments, dict) else {"arguments": arguments},
             "timestamp": moment,
@@ -268,7 +493,7 @@ class _RolloutBuilder:
         self._response(moment, line)["tool_calls"].append(call)
         self.calls[call["id"]] = call
 
-    def _arguments(self, raw: Any, name: str, line: int) -> Any:
+    def _arguments(self, raw: str | dict[str, Any] | None, name: str, line: int) -> Any:
         """A call's arguments: a JSON string parsed; a malformed one kept as its raw text."""
         if not isinstance(raw, str):
             return raw if raw is not None else {}
@@ -280,38 +505,37 @@ class _RolloutBuilder:
             )
             return {"arguments": raw}
 
-    def _output(self, item: dict[str, Any], line: int) -> None:
+    def _output(self, item: Item, line: int) -> None:
         self.message = None
-        call = self.calls.get(str(item.get("call_id")))
+        call = self.calls.get(str(item.call_id))
         if call is None:
             self.context.issue(
-                line, f"output for a call this rollout does not have ({item.get('call_id')!r})"
+                line, f"output for a call this rollout does not have ({item.call_id!r})"
             )
             return
-        content, failed = _output_text(item.get("output"))
+        content, failed = _output_text(item.output)
         failed = failed or call["id"] in self.failed
         call["result"] = self.context.tool_result(content, failed)
 
-    def _ended(self, payload: dict[str, Any]) -> None:
+    def _ended(self, end: _CallEnd) -> None:
         """An exec or patch end event: a non-zero exit code or a failed patch marks the call."""
-        call_id = str(payload.get("call_id"))
-        exit_code = payload.get("exit_code")
-        if not ((isinstance(exit_code, int) and exit_code != 0) or payload.get("success") is False):
+        call_id = str(end.call_id)
+        if not ((end.exit_code is not None and end.exit_code != 0) or end.success is False):
             return
         self.failed.add(call_id)
         call = self.calls.get(call_id)
         if call is not None and call.get("result") is not None:
             call["result"]["is_error"] = True
 
-    def _usage(self, info: Any) -> None:
-        last = info.get("last_token_usage") if isinstance(info, dict) else None
-        if self.message is None or not isinstance(last, dict):
+    def _usage(self, info: _TokenInfo | None) -> None:
+        last = info.last_token_usage if info is not None else None
+        if self.message is None or last is None:
             return
-        cached = last.get("cached_input_tokens") or 0
+        cached = last.cached_input_tokens or 0
         self.message["usage"] = {
-            "input_tokens": max(int(last.get("input_tokens") or 0) - int(cached), 0),
-            "output_tokens": int(last.get("output_tokens") or 0),
-            "cache_read_input_tokens": int(cached),
+            "input_tokens": max((last.input_tokens or 0) - cached, 0),
+            "output_tokens": last.output_tokens or 0,
+            "cache_read_input_tokens": cached,
         }
 
     def _event(self, kind: str, text: str, moment: str | None, line: int) -> None:
@@ -332,7 +556,7 @@ def _append(message: dict[str, Any], field: str, *texts: str) -> None:
     message[field] = "\n".join(t for t in (message[field], *texts) if t)
 
 
-def _output_text(output: Any) -> tuple[str, bool]:
+def _output_text(output: str | list[Any] | _OutputObject | None) -> tuple[str, bool]:
     """An output's text and whether it failed. A custom tool's output may be a JSON string
     ``{"output", "metadata": {"exit_code"}}``; newer versions write ``{"content", "success"}``."""
     if isinstance(output, str) and output.startswith("{"):
@@ -344,17 +568,16 @@ def _output_text(output: Any) -> tuple[str, bool]:
             metadata = parsed.get("metadata")
             code = metadata.get("exit_code") if isinstance(metadata, dict) else None
             return result_text(parsed["output"]), isinstance(code, int) and code != 0
-    if isinstance(output, dict):
-        return result_text(output.get("content", output.get("output"))), output.get(
-            "success"
-        ) is False
+    if isinstance(output, _OutputObject):
+        content = output.output if output.content is UNSET else output.content
+        return result_text(content), output.success is False
     return result_text(output), False
 
 
 def parse_codex(path: Path, data: bytes, context: ParseContext) -> dict[str, Any] | None:
     """One session from a rollout's bytes; None when it holds no turn."""
     builder = _RolloutBuilder(path, context, b'"type":"user_message"' in data)
-    for line, record in iter_jsonl(data, context.file, context.issues):
+    for line, record in iter_jsonl(data, context.file, context.issues, _read_line):
         builder.add(line, record)
     session = builder.build()
     if session is not None:

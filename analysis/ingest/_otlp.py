@@ -9,6 +9,11 @@ turn's ask and catalog come from the first. Calls come from each response's outp
 are its own. ``gen_ai.evaluation.result`` events named ``tool_selection_quality`` become
 judgments of the step (chat span) or turn (root ``invoke_agent`` span) they are on. A value
 that should be JSON and is not becomes an issue, and the rest of the span is still used.
+
+Each span is read as a :class:`SpanRecord`, its attributes and events as :class:`KeyValue`
+and :class:`SpanEvent`, each field declared with the type OTLP/JSON gives it: a span with a
+field of the wrong type is one issue naming the span and the field, and is skipped; an
+attribute or event of the wrong shape is skipped alone. Every other span still loads.
 """
 
 from __future__ import annotations
@@ -19,13 +24,17 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from analysis._call_text import EXPANSION_PREFIX, render_call
 from analysis._jsonio import loads_bounded
 from analysis._otel_names import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
 from analysis.catalog._live import tool_def_fields
 from analysis.ingest._context import ParseContext
+from analysis.ingest._shapes import shape_problem
 from analysis.models import (
     CatalogBasis,
     EventKind,
@@ -50,18 +59,102 @@ def looks_like_otlp(document: Any) -> bool:
     return isinstance(document, dict) and isinstance(document.get("resourceSpans"), list)
 
 
-def _value(node: Any) -> Any:
-    if not isinstance(node, dict):
+class AnyValue(msgspec.Struct):
+    """An attribute's value: the first of its kinds it holds (``bytesValue`` is not read)."""
+
+    stringValue: str | UnsetType = UNSET
+    boolValue: bool | UnsetType = UNSET
+    doubleValue: float | int | str | UnsetType = UNSET
+    """A number, or ``"NaN"``/``"Infinity"`` as OTLP/JSON writes those."""
+    intValue: int | str | UnsetType = UNSET
+    """An integer, or a string holding one (OTLP/JSON's 64-bit form)."""
+    arrayValue: ArrayValue | UnsetType = UNSET
+    kvlistValue: KeyValueList | UnsetType = UNSET
+
+
+class ArrayValue(msgspec.Struct):
+    values: list[AnyValue] = []
+
+
+class KeyValue(msgspec.Struct):
+    """An attribute: a key and its value."""
+
+    key: str
+    value: AnyValue
+
+
+class KeyValueList(msgspec.Struct):
+    values: list[KeyValue] = []
+
+
+class SpanEvent(msgspec.Struct):
+    name: str = ""
+    timeUnixNano: int | str | None = None
+    attributes: Any = None
+    """Read as a span's are when it is a list; an event with anything else here has none (an
+    event is read for the attributes it names, and is not one of ours without them)."""
+
+
+class SpanRecord(msgspec.Struct):
+    """A span as OTLP/JSON writes it; what it does not name here is not read."""
+
+    traceId: str = ""
+    spanId: str = ""
+    parentSpanId: str | None = None
+    name: str = ""
+    startTimeUnixNano: int | str | None = None
+    """Nanoseconds since the epoch: an integer, or a string holding one."""
+    attributes: list[Any] | None = None
+    """Each entry read as a :class:`KeyValue`, so that a bad one is skipped alone."""
+    events: list[Any] | None = None
+    """Each entry read as a :class:`SpanEvent`, so that a bad one is skipped alone."""
+
+
+class _Scope(msgspec.Struct):
+    name: str | None = None
+
+
+class ScopeSpans(msgspec.Struct):
+    scope: _Scope | None = None
+    spans: list[Any] | None = None
+    """Each entry read as a :class:`SpanRecord`, so that a bad span is skipped alone."""
+
+
+class ResourceSpans(msgspec.Struct):
+    scopeSpans: list[Any] | None = None
+    instrumentationLibrarySpans: list[Any] | None = None
+    """What OTLP/JSON before 1.0 called ``scopeSpans``."""
+
+
+_Shape = TypeVar("_Shape")
+
+
+def _read(raw: Any, shape: type[_Shape], where: str, context: ParseContext) -> _Shape | None:
+    """``raw`` as a ``shape``; None, and an issue naming ``where`` and the field, when it is
+    not one."""
+    try:
+        return msgspec.convert(raw, shape)
+    except msgspec.ValidationError as error:
+        field, problem = shape_problem(error)
+        context.issue(
+            None, f"{where}: {field} {problem}; skipped" if field else f"{where} {problem}; skipped"
+        )
         return None
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in node:
-            return node[key]
-    if "intValue" in node:
-        return _int(node["intValue"])
-    if "arrayValue" in node:
-        return [_value(v) for v in node["arrayValue"].get("values", [])]
-    if "kvlistValue" in node:
-        return {kv["key"]: _value(kv.get("value")) for kv in node["kvlistValue"].get("values", [])}
+
+
+def _value(value: AnyValue) -> Any:
+    if value.stringValue is not UNSET:
+        return value.stringValue
+    if value.boolValue is not UNSET:
+        return value.boolValue
+    if value.doubleValue is not UNSET:
+        return value.doubleValue
+    if value.intValue is not UNSET:
+        return _int(value.intValue)
+    if value.arrayValue is not UNSET:
+        return [_value(v) for v in value.arrayValue.values]
+    if value.kvlistValue is not UNSET:
+        return {kv.key: _value(kv.value) for kv in value.kvlistValue.values}
     return None
 
 
@@ -73,25 +166,31 @@ def _int(value: Any) -> int:
 
 
 def _attributes(items: Any, where: str, context: ParseContext) -> dict[str, Any]:
-    """A span's (or an event's) attributes; each entry that is not a key with a value is an
-    issue naming ``where``, and the others are kept."""
+    """A span's (or an event's) attributes, each entry read as a :class:`KeyValue`; each entry
+    that is not one is an issue naming ``where``, and the others are kept."""
     if not isinstance(items, list):
         return {}
-    attributes = {}
-    for position, item in enumerate(items):
-        if (
-            isinstance(item, dict)
-            and isinstance(item.get("key"), str)
-            and isinstance(item.get("value"), dict)
-        ):
-            attributes[item["key"]] = _value(item["value"])
-        else:
-            key = item.get("key") if isinstance(item, dict) else None
-            named = f" ({key})" if isinstance(key, str) else ""
-            context.issue(
-                None, f"{where}: attribute {position}{named} is not a key with a value; skipped"
-            )
-    return attributes
+    try:
+        entries = msgspec.convert(items, list[KeyValue])  # all at once when every one is good
+    except msgspec.ValidationError:
+        read = (_attribute(item, position, where, context) for position, item in enumerate(items))
+        entries = [entry for entry in read if entry is not None]
+    return {entry.key: _value(entry.value) for entry in entries}
+
+
+def _attribute(item: Any, position: int, where: str, context: ParseContext) -> KeyValue | None:
+    try:
+        return msgspec.convert(item, KeyValue)
+    except msgspec.ValidationError as error:
+        field, problem = shape_problem(error)
+    key = item.get("key") if isinstance(item, dict) else None
+    named = f" ({key})" if isinstance(key, str) else ""
+    if field.startswith("value."):  # a key with a value, the value of the wrong shape
+        reason = f"{where}: attribute {position}{named}: {field} {problem}; skipped"
+    else:
+        reason = f"{where}: attribute {position}{named} is not a key with a value; skipped"
+    context.issue(None, reason)
+    return None
 
 
 @dataclass(frozen=True)
@@ -102,28 +201,25 @@ class _Event:
 
 
 class _Span:
-    def __init__(
-        self, raw: dict[str, Any], scope: str, position: int, context: ParseContext
-    ) -> None:
-        self.trace_id = str(raw.get("traceId", ""))
-        self.span_id = str(raw.get("spanId", ""))
-        self.parent_id = str(raw.get("parentSpanId", "") or "")
-        self.name = str(raw.get("name", ""))
+    def __init__(self, raw: SpanRecord, scope: str, position: int, context: ParseContext) -> None:
+        self.trace_id = raw.traceId
+        self.span_id = raw.spanId
+        self.parent_id = raw.parentSpanId or ""
+        self.name = raw.name
         self.scope = scope
         self.position = position
-        self.start = _int(raw.get("startTimeUnixNano"))
-        self.attributes = _attributes(raw.get("attributes"), f"span {self.span_id}", context)
+        self.start = _int(raw.startTimeUnixNano)
+        self.attributes = _attributes(raw.attributes, f"span {self.span_id}", context)
         self.events = []
-        events = raw.get("events")
-        for event in events if isinstance(events, list) else []:
-            if not isinstance(event, dict):
+        for number, entry in enumerate(raw.events or []):
+            if not isinstance(entry, dict):
                 context.issue(None, f"span {self.span_id}: an event that is not an object; skipped")
                 continue
-            attributes = _attributes(
-                event.get("attributes"), f"span {self.span_id}, an event", context
-            )
-            time = _int(event.get("timeUnixNano"))
-            self.events.append(_Event(str(event.get("name", "")), attributes, time))
+            event = _read(entry, SpanEvent, f"span {self.span_id}, event {number}", context)
+            if event is None:
+                continue
+            attributes = _attributes(event.attributes, f"span {self.span_id}, an event", context)
+            self.events.append(_Event(event.name, attributes, _int(event.timeUnixNano)))
 
     @property
     def operation(self) -> str:
@@ -151,22 +247,36 @@ def _iso(nanos: int) -> str | None:
 
 def _spans(document: dict[str, Any], context: ParseContext) -> list[_Span]:
     spans: list[_Span] = []
-    for resource in document.get("resourceSpans", []):
-        if not isinstance(resource, dict):
+    for number, entry in enumerate(document.get("resourceSpans", [])):
+        resource = _read(entry, ResourceSpans, f"resourceSpans[{number}]", context)
+        if resource is None:
             continue
-        listed = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans")
-        for scope_spans in listed if isinstance(listed, list) else []:
-            if not isinstance(scope_spans, dict):
+        key = "scopeSpans" if resource.scopeSpans else "instrumentationLibrarySpans"
+        listed = resource.scopeSpans or resource.instrumentationLibrarySpans or []
+        for inner, scope_entry in enumerate(listed):
+            where = f"resourceSpans[{number}].{key}[{inner}]"
+            scope_spans = _read(scope_entry, ScopeSpans, where, context)
+            if scope_spans is None:
                 continue
-            scope_of = scope_spans.get("scope")
-            scope = str(scope_of.get("name", "")) if isinstance(scope_of, dict) else ""
-            raws = scope_spans.get("spans")
-            for raw in raws if isinstance(raws, list) else []:
-                if isinstance(raw, dict):
-                    spans.append(_Span(raw, scope, len(spans), context))
-                else:
-                    context.issue(None, "a span that is not an object; skipped")
+            scope = scope_spans.scope.name if scope_spans.scope is not None else None
+            for raw in scope_spans.spans or []:
+                span = _span_record(raw, context)
+                if span is not None:
+                    spans.append(_Span(span, scope or "", len(spans), context))
     return spans
+
+
+def _span_record(raw: Any, context: ParseContext) -> SpanRecord | None:
+    """A span as a :class:`SpanRecord`; None, and an issue naming the span, if it is not one."""
+    if not isinstance(raw, dict):
+        context.issue(None, "a span that is not an object; skipped")
+        return None
+    span_id, name = raw.get("spanId"), raw.get("name")
+    if isinstance(span_id, str) and span_id:
+        named = f"span {span_id}"
+    else:  # its id is what is wrong, or it has none
+        named = f"a span named {name!r}" if isinstance(name, str) and name else "a span"
+    return _read(raw, SpanRecord, named, context)
 
 
 def _json_attribute(span: _Span, key: str, context: ParseContext) -> Any:
