@@ -52,7 +52,6 @@ from .findings import (
     Finding as Finding,
     collect_findings as collect_findings,
     findings_for_step as findings_for_step,
-    lint as lint,
     why_this_score as why_this_score,
 )
 from .ingest import (
@@ -82,7 +81,6 @@ from .models import (
     ToolCatalog as ToolCatalog,
     ToolDef as ToolDef,
     Turn as Turn,
-    TurnJudgment as TurnJudgment,
     Vote as Vote,
 )
 from .render import (

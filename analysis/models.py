@@ -10,8 +10,6 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt
 
-from analysis._renamed import renamed_attribute
-
 SessionFormat = Literal["claude-code", "claude-code-legacy", "codex", "openai", "otlp"]
 Provenance = Literal["baseline", "live", "trace", "version", "snapshot", "observed"]
 CatalogBasis = Literal[
@@ -440,7 +438,3 @@ class LoadResult(_Model):
 
 
 ToolCall.model_rebuild()
-
-
-def __getattr__(name: str) -> object:
-    return renamed_attribute(__name__, name, {"TurnJudgment": "analysis.models.Judgment"})

@@ -163,7 +163,6 @@ def test_names_are_found():
     assert ("docs/python.md", "analysis.views.tool_calls_frame") in NAMED
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the docs name renamed names
 @pytest.mark.parametrize(("file", "name"), NAMED)
 def test_every_name_the_docs_use_resolves(file, name):
     assert _resolves(name), f"{file} names {name}, which does not exist"

@@ -14,7 +14,6 @@ import inspect
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -130,7 +129,6 @@ def _stub_names(package: str) -> set[str]:
     }
 
 
-@pytest.mark.filterwarnings("ignore:.* is deprecated. use:DeprecationWarning")
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_lazy_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
@@ -213,39 +211,6 @@ def test_the_private_import_check_sees_every_form() -> None:
         "analysis.ingest._loader.load",
         "analysis.x._y",
     ]
-
-
-@pytest.mark.parametrize(
-    ("module", "old", "new"),
-    [
-        ("analysis", "lint", "analysis.findings.collect_findings"),
-        ("analysis.findings", "lint", "analysis.findings.collect_findings"),
-        ("analysis", "TurnJudgment", "analysis.models.Judgment"),
-        ("analysis.models", "TurnJudgment", "analysis.models.Judgment"),
-        ("analysis.llm", "Usage", "analysis.llm.AnswerTokens"),
-        ("analysis.judge", "Choice", "analysis.index.Choice"),
-        ("analysis.judge", "direct_plan", "analysis.index.direct_plan"),
-    ],
-)
-def test_a_renamed_public_name_still_answers_with_a_deprecation_naming_the_new_one(
-    module, old, new
-):
-    # A fresh interpreter: a package caches a name once resolved, and warns on first use only.
-    check = (
-        f"import importlib, warnings; warnings.simplefilter('error'); "
-        f"m = importlib.import_module({module!r}); "
-        f"getattr(m, {old!r})"
-    )
-    run = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
-    assert run.returncode == 1
-    assert f"DeprecationWarning: {old} is deprecated: use {new}" in run.stderr
-    package = importlib.import_module(module)
-    home, _, name = new.rpartition(".")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        assert getattr(package, old) is getattr(importlib.import_module(home), name)
-    with pytest.raises(AttributeError):
-        getattr(package, f"{old}_never_defined")
 
 
 def _stage_imports() -> dict[str, set[str]]:

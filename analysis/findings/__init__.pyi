@@ -2,7 +2,6 @@
 
 from ._collect import (
     collect_findings as collect_findings,
-    lint as lint,
 )
 from ._explain import (
     votes_in_words as votes_in_words,

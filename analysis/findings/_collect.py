@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis._renamed import renamed_attribute
 from analysis.findings._finding import Draft, Finding, by_severity, placed
 from analysis.findings._input import SessionCatalogs, context_finding
 from analysis.findings._judgments import (
@@ -130,7 +129,3 @@ def collect_findings(
             findings.extend(_turn_findings(session, turn, catalogs, context, judged))
             prior_chars += len(turn_summary(turn)) + 1
     return findings
-
-
-def __getattr__(name: str) -> object:
-    return renamed_attribute(__name__, name, {"lint": "analysis.findings.collect_findings"})

@@ -3,7 +3,8 @@ a session's detail is read on demand from its own files (one group of files, not
 collection); the judgments, which carry every vote, are read from their own files.
 
 Whatever is built here equals what loading every file would give (``analysis.load``, then
-``analysis.lint`` with the judgments found among them), which the tests check field by field.
+``analysis.collect_findings`` with the judgments found among them), which the tests check
+field by field.
 """
 
 from __future__ import annotations

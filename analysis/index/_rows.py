@@ -2,8 +2,9 @@
 and judgment, each carrying the file it came from (``source_file``: the resolved path of the
 transcript that holds it, subagent files counting as their session's).
 
-Input findings are ``analysis.lint`` of a session without judgments (what ``tsq lint`` says
-without ``--judgments``); findings about judgments need the judgments and are made when read.
+Input findings are ``analysis.collect_findings`` of a session without judgments (what
+``tsq lint`` says without ``--judgments``); findings about judgments need the judgments and are
+made when read.
 """
 
 from __future__ import annotations

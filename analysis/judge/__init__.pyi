@@ -24,12 +24,6 @@ from ._engine import (
     execute as execute,
     prepare_run as prepare_run,
 )
-from ._moved import (
-    Choice as Choice,
-    JudgePlan as JudgePlan,
-    direct_plan as direct_plan,
-    indexed_plan as indexed_plan,
-)
 from ._results import (
     ExternalColumns as ExternalColumns,
     VerdictChange as VerdictChange,

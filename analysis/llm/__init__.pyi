@@ -34,7 +34,6 @@ from ._config import (
 from ._cost import (
     AnswerTokens as AnswerTokens,
     RunStats as RunStats,
-    Usage as Usage,
     cost_refusal as cost_refusal,
     dollars as dollars,
     price_of as price_of,

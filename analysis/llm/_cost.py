@@ -7,8 +7,6 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
-from analysis._renamed import renamed_attribute
-
 T = TypeVar("T")
 
 # USD per million tokens (input, output), published list prices, by the model id's family (the
@@ -142,7 +140,3 @@ def dollars(value: float | None) -> str:
     if value is None:
         return "unknown (no price for this model)"
     return f"${value:,.2f}" if value == 0 or value >= 0.01 else f"${value:.4f}"
-
-
-def __getattr__(name: str) -> object:
-    return renamed_attribute(__name__, name, {"Usage": "analysis.llm.AnswerTokens"})
