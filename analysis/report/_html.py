@@ -3,7 +3,9 @@ session TSQ, split votes, worst steps, the findings that matter, charts.
 
 The file makes no request when opened: Vega, Vega-Lite and vega-embed are inlined (from
 vl-convert), each chart's specification sits in the page with its data, and a
-Content-Security-Policy forbids fetching anything. Every piece of text from a transcript is
+Content-Security-Policy forbids fetching anything. This module computes what the report says;
+the Jinja2 templates of ``templates/`` (autoescape on, see :mod:`analysis.report._templates`)
+lay it out, and its stylesheet is inlined. Every piece of text from a transcript is
 HTML-escaped; chart specifications are embedded as JSON with ``<``, ``>`` and ``&`` escaped, so
 a ``</script>`` in an ask cannot end the script that holds it.
 
@@ -19,12 +21,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
 import altair as alt
 import polars as pl
-from pydantic import BaseModel, ConfigDict
+from markupsafe import Markup
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from analysis._format import cell, header, interval, no_interval, share
 from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
@@ -35,6 +37,7 @@ from analysis.findings._finding import Finding, findings_for_condition
 from analysis.index._collection import Collection
 from analysis.models import Condition, Judgment, LoadResult, ParseIssue, Session
 from analysis.report._data import ReportData
+from analysis.report._templates import inlined, render
 from analysis.study._charts import (
     adjudication_load_chart,
     ai_sides_chart,
@@ -76,51 +79,14 @@ WORST_TOOL_STEPS = 5
 ``WORST_TOOL_STEPS`` judged steps (fewer say too little to single a tool out)."""
 ABLATION_FACETS = 8
 """Beyond this many sessions the ablation chart shows all sessions together."""
-_CSP = (
-    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
-    "style-src 'unsafe-inline'; img-src data:; font-src data:"
-)
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #212121;
-       padding: 0 1rem; }
-h1 { margin-bottom: 0.2rem; }
-section { margin-top: 2.5rem; }
-p.intro { color: #424242; max-width: 50rem; }
-table.data { border-collapse: collapse; font-size: 0.9rem; margin: 1rem 0; }
-table.data th, table.data td { border: 1px solid #e0e0e0; padding: 0.25rem 0.5rem;
-       text-align: left; vertical-align: top; }
-table.data th { background: #f5f5f5; }
-table.data td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.data summary { cursor: pointer; }
-td { white-space: pre-wrap; }
-table.data td.text { overflow-wrap: anywhere; min-width: 14rem; }
-.chart { margin: 1rem 0; }
-.note { color: #616161; font-size: 0.85rem; }
-dl.glance { display: flex; flex-wrap: wrap; gap: 0.8rem; margin: 1rem 0; }
-dl.glance div { border: 1px solid #e0e0e0; border-radius: 6px; padding: 0.5rem 0.9rem;
-       min-width: 9rem; }
-dl.glance dt { color: #616161; font-size: 0.8rem; }
-dl.glance dd { margin: 0.2rem 0 0; font-size: 1.4rem; font-variant-numeric: tabular-nums; }
-ul.found { font-size: 1.05rem; line-height: 1.5; max-width: 56rem; padding-left: 1.2rem; }
-ul.found li { margin: 0.4rem 0; }
-@media print {
-  @page { size: A4; margin: 12mm; }
-  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
-  section { margin-top: 1.2rem; }
-  h2 { break-after: avoid; page-break-after: avoid; }
-  .chart, ul.found, table.data tr { break-inside: avoid; page-break-inside: avoid; }
-  .chart svg, .chart canvas { max-width: 100%; height: auto; }
-  table.data { width: 100%; table-layout: fixed; font-size: 7.5pt; }
-  table.data td, table.data th { overflow-wrap: anywhere; }
-}
-"""
 
 
 class ReportSection(BaseModel):
     """One section of the report: a title, a sentence or two, then charts, a table, more HTML.
 
-    ``intro`` and every table cell are escaped. ``html`` is inserted as given: build it with
-    :func:`html.escape` around anything that came from a transcript.
+    ``intro`` and every table cell are escaped. ``html`` is inserted as given when it is
+    :class:`markupsafe.Markup` (HTML the code built, with anything that came from a transcript
+    escaped, e.g. by :func:`table_html`); a plain string is text, escaped like ``intro``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -133,6 +99,15 @@ class ReportSection(BaseModel):
     html: str = ""
     facts: Sequence[tuple[str, str]] = ()
     """``(key, sentence)`` pairs this section adds to *What we found* (escaped there)."""
+
+    @field_validator("html", mode="plain")
+    @classmethod
+    def _markup_kept(cls, value: object) -> str:
+        """A string as given: :class:`~markupsafe.Markup` stays markup (a ``str`` field would
+        make it plain text, to be escaped)."""
+        if not isinstance(value, str):
+            raise ValueError("html is a string: markupsafe.Markup to insert as HTML, else text")
+        return value
 
 
 def _slug(title: str) -> str:
@@ -147,105 +122,99 @@ WORD_CELL = 24
 """Text cells up to this long (a tool's name, a code) never break inside a word."""
 
 
-def _cell_html(column: str, value: Any) -> tuple[str, str]:
-    """A table cell's HTML (escaped) and its class: numbers (``num``, right-aligned) by
-    :func:`analysis._format.cell`, nulls as —, longer text (``text``) free to wrap anywhere,
-    long text folded."""
+class _Cell(NamedTuple):
+    """A table cell as the table template writes it: its column, its text (escaped there),
+    its class and, for a folded cell, the start it shows and the text's length."""
+
+    column: str
+    text: str
+    kind: str = ""
+    start: str | None = None
+    length: str = ""
+
+
+def _cell(column: str, value: Any) -> _Cell:
+    """A table cell: numbers (``num``, right-aligned) by :func:`analysis._format.cell`, nulls
+    as —, longer text (``text``) free to wrap anywhere, long text folded."""
     if value is None:
-        return "—", ""
+        return _Cell(column, "—")
     if isinstance(value, bool | int | float):
-        return escape(cell(column, value)), "" if isinstance(value, bool) else "num"
+        return _Cell(column, cell(column, value), "" if isinstance(value, bool) else "num")
     text = ", ".join(str(item) for item in value) if isinstance(value, list) else str(value)
     kind = "text" if len(text) > WORD_CELL else ""
     if len(text) <= LONG_CELL:
-        return escape(text), kind
+        return _Cell(column, text, kind)
     start = text[:LONG_CELL].rsplit(" ", 1)[0] if " " in text[:LONG_CELL] else text[:LONG_CELL]
-    return (
-        f"<details><summary>{escape(start)}… ({len(text):,} characters)</summary>"
-        f"{escape(text)}</details>",
-        kind,
-    )
+    return _Cell(column, text, kind, start, f"{len(text):,}")
 
 
-def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -> str:
-    """A frame as an HTML table, every cell escaped, headed in words
+def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -> Markup:
+    """A frame as an HTML table (``table.html``), every cell escaped, headed in words
     (:func:`analysis._format.header`; ``data-col`` keeps each column's name)."""
-    head = "".join(
-        f'<th data-col="{escape(column)}">{escape(header(column))}</th>' for column in frame.columns
-    )
-    rows = []
-    for row in frame.head(max_rows).iter_rows():
-        cells = []
-        for column, value in zip(frame.columns, row, strict=True):
-            html, kind = _cell_html(column, value)
-            attribute = f' class="{kind}"' if kind else ""
-            cells.append(f'<td data-col="{escape(column)}"{attribute}>{html}</td>')
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    more = ""
-    if frame.height > max_rows:
-        more = (
-            f'<p class="note">{frame.height - max_rows:,} more rows not shown '
-            f"({frame.height:,} in all).</p>"
-        )
-    return (
-        f'<table class="data" data-table="{escape(name)}">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    rows = [
+        [_cell(column, value) for column, value in zip(frame.columns, row, strict=True)]
+        for row in frame.head(max_rows).iter_rows()
+    ]
+    left_out = frame.height - max_rows
+    return render(
+        "table.html",
+        name=name,
+        columns=[(column, header(column)) for column in frame.columns],
+        rows=rows,
+        left_out=f"{left_out:,}" if left_out > 0 else "",
+        total=f"{frame.height:,}",
     )
 
 
-def _script_json(value: Any) -> str:
-    """JSON that is safe inside a ``<script>`` element."""
+def _script_json(value: Any) -> Markup:
+    """JSON that is safe inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped as JSON
+    escapes, so no text in it can end the element (HTML escaping would corrupt the JSON)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def _section_html(section: ReportSection, number: int) -> str:
+class _SectionView(NamedTuple):
+    """What ``section.html`` lays out: a section with its anchor, its number (for its charts'
+    ids), its charts' specifications and its table as HTML."""
+
+    number: int
+    slug: str
+    title: str
+    intro: str
+    specs: list[Markup]
+    table: Markup | None
+    html: str
+
+
+def _section_view(section: ReportSection, number: int) -> _SectionView:
     slug = _slug(section.title)
-    parts = [f'<section id="{escape(slug)}">', f"<h2>{escape(section.title)}</h2>"]
-    if section.intro:
-        parts.append(f'<p class="intro">{escape(section.intro)}</p>')
-    for index, chart in enumerate(section.charts):
-        chart_id = f"chart-{number}-{index}"
-        parts.append(f'<div class="chart" id="{chart_id}"></div>')
-        parts.append(
-            f'<script type="application/json" id="{chart_id}-spec">'
-            f"{_script_json(chart_spec(chart))}</script>"
-        )
-    if section.table is not None:
-        parts.append(table_html(section.table, slug, section.max_rows))
-    if section.html:
-        parts.append(section.html)
-    parts.append("</section>")
-    return "\n".join(parts)
-
-
-_EMBED = """
-for (const el of document.querySelectorAll("div.chart")) {
-  const spec = JSON.parse(document.getElementById(el.id + "-spec").textContent);
-  vegaEmbed(el, spec, {actions: false, renderer: "svg"})
-    .then(() => el.setAttribute("data-rendered", "true"))
-    .catch((error) => { el.textContent = "This chart could not be drawn: " + error;
-                        console.error(error); });
-}
-"""
+    return _SectionView(
+        number=number,
+        slug=slug,
+        title=section.title,
+        intro=section.intro,
+        specs=[_script_json(chart_spec(chart)) for chart in section.charts],
+        table=None if section.table is None else table_html(section.table, slug, section.max_rows),
+        html=section.html,
+    )
 
 
 def render_report(
     sections: Sequence[ReportSection], title: str = "TSQ report", subtitle: str = ""
 ) -> str:
-    """The sections as one HTML document, with the chart libraries inlined."""
-    body = "\n".join(_section_html(section, n) for n, section in enumerate(sections))
+    """The sections as one HTML document (``report.html``), with the stylesheet and the chart
+    libraries inlined."""
     has_charts = any(section.charts for section in sections)
-    scripts = (
-        f"<script>{vega_javascript()}</script>\n<script>{_EMBED}</script>" if has_charts else ""
-    )
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">\n'
-        f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{escape(title)}</h1>\n"
-        + (f'<p class="note">{escape(subtitle)}</p>\n' if subtitle else "")
-        + f"{body}\n{scripts}\n</body>\n</html>\n"
+    return str(
+        render(
+            "report.html",
+            title=title,
+            subtitle=subtitle,
+            sections=[_section_view(section, n) for n, section in enumerate(sections)],
+            stylesheet=inlined("report.css"),
+            chart_libraries=Markup(vega_javascript()) if has_charts else None,
+            chart_script=inlined("charts.js"),
+        )
     )
 
 
@@ -419,11 +388,15 @@ def _found_section(
         facts.append(("judged", f"Nothing was judged under the {condition} condition yet."))
     facts.extend(_unseen_facts(findings))
     facts.extend(extra_facts)
-    items = "".join(
-        f'<li data-fact="{escape(key)}">{escape(sentence)}</li>' for key, sentence in facts
+    figures, worst_tools = _glance(overview, means, judged, unit, steps_scored)
+    html = render(
+        "found.html",
+        figures=figures,
+        worst_tools=worst_tools,
+        worst_tool_steps=WORST_TOOL_STEPS,
+        facts=facts,
     )
-    glance = _glance_html(overview, means, judged, unit, steps_scored)
-    return ReportSection(title="What we found", html=f'{glance}<ul class="found">{items}</ul>')
+    return ReportSection(title="What we found", html=html)
 
 
 def _mean_tsq(overview: pl.DataFrame) -> str:
@@ -438,15 +411,16 @@ def _mean_tsq(overview: pl.DataFrame) -> str:
     return f"{values.mean():.2f} [{bounds.low:.2f}, {bounds.high:.2f}]"
 
 
-def _glance_html(
+def _glance(
     overview: pl.DataFrame,
     means: pl.Series,
     judged: int,
     unit: str,
     steps: pl.DataFrame | None,
-) -> str:
-    """The figures a stakeholder reads first, each with its interval: sessions, what was
-    judged, mean TSQ, agreement with people (where they labelled steps) and the worst tools."""
+) -> tuple[list[tuple[str, str, str]], Markup | None]:
+    """The figures a stakeholder reads first, each with its interval (``(key, label, value)``:
+    sessions, what was judged, mean TSQ, agreement with people where they labelled steps),
+    and the table of the worst tools, if any tool has enough judged steps."""
     from analysis.index._trends import agreement, trends
 
     figures = [
@@ -454,7 +428,7 @@ def _glance_html(
         ("judged", "Steps judged" if unit.endswith("(step)") else "Turns judged", f"{judged:,}"),
         ("mean_tsq", "Mean TSQ [95% interval]", _mean_tsq(overview) if means.len() else "—"),
     ]
-    worst = ""
+    worst = None
     if steps is not None:
         people = agreement(steps)
         if people["labelled"]:
@@ -492,15 +466,8 @@ def _glance_html(
                     .otherwise(pl.lit(""))
                     .alias("interval")
                 )
-            worst = (
-                f"<h3>Lowest TSQ by tool (of those with {WORST_TOOL_STEPS} scored steps or "
-                "more)</h3>" + table_html(rows, "worst-tools")
-            )
-    cells = "".join(
-        f'<div data-figure="{key}"><dt>{escape(label)}</dt><dd>{escape(value)}</dd></div>'
-        for key, label, value in figures
-    )
-    return f'<dl class="glance">{cells}</dl>{worst}'
+            worst = table_html(rows, "worst-tools")
+    return figures, worst
 
 
 def _summary_section(
