@@ -466,7 +466,7 @@ def _default_store(tmp_path: Path) -> Path:
 def test_adopting_a_spec_is_recorded_and_rejudging_lists_changed_verdicts(tmp_path, fake, specs):
     db = tmp_path / "labels.sqlite"
     done = _tsq(
-        "align", "--labels", str(db), "--adopt", str(specs[1]), "--by", "alice", data_dir=tmp_path
+        "align", "--labels", str(db), "--adopt", str(specs[1]), "--who", "alice", data_dir=tmp_path
     )
     assert done.returncode == 0, done.stderr
     adoption = AdjudicationStore(db).adoptions()[-1]
@@ -624,7 +624,7 @@ def test_a_cause_a_person_sets_replaces_the_suggested_one(tmp_path):
         str(db),
         "--set-cause",
         f"{item}=human_error",
-        "--by",
+        "--who",
         "dana",
         data_dir=tmp_path,
     )

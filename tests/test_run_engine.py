@@ -245,7 +245,7 @@ def test_the_judge_page_asks_before_spending_more_than_the_threshold(fake, tmp_p
 def test_the_strata_of_a_sample_are_the_index_dimensions():
     from typing import get_args
 
-    strata, _ = get_args(analysis.judge.JudgeOptions.model_fields["by"].annotation)  # or None
+    strata, _ = get_args(analysis.judge.JudgeOptions.model_fields["strata"].annotation)  # or None
     assert get_args(strata) == analysis.index.DIMENSIONS
 
 

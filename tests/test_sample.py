@@ -118,7 +118,7 @@ def test_a_later_run_with_a_smaller_half_width_asks_only_the_new_steps(tmp_path)
         def judge(half_width: str, run: str, *extra: str) -> subprocess.CompletedProcess[str]:
             return _tsq(
                 "judge", str(ALIGNMENT), "--model", MODEL, "--base-url", fake.url,
-                "--sample-to", half_width, "--by", "tool", "--index", str(index),
+                "--sample-to", half_width, "--strata", "tool", "--index", str(index),
                 "--cache-dir", str(tmp_path / run), *extra,
             )  # fmt: skip
 
@@ -169,7 +169,7 @@ def test_a_later_run_with_a_smaller_half_width_asks_only_the_new_steps(tmp_path)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--by", "tool"], "--by is for --sample-to."),
+        (["--strata", "tool"], "--strata is for --sample-to."),
         (["--sample-to", "0.1", "--unit", "turn"], "--sample-to samples steps that called"),
         (["--sample-to", "0.7"], "0.7"),
         (["--no-index", "--index", "x.duckdb"], "give --index or --no-index, not both."),
@@ -187,9 +187,9 @@ CHOICES = [
     Choice(subagents=True),
     Choice(selection="first"),
     Choice(selection="sample:3", subagents=True, seed=4),
-    Choice(sample_to=0.1, by="tool"),
-    Choice(sample_to=0.2, by="week", subagents=True),
-    Choice(sample_to=0.15, by="version", seed=2),
+    Choice(sample_to=0.1, strata="tool"),
+    Choice(sample_to=0.2, strata="week", subagents=True),
+    Choice(sample_to=0.15, strata="version", seed=2),
     Choice(sample_to=0.25),
 ]
 
@@ -233,7 +233,7 @@ def test_another_rendering_through_the_index_is_rendered_from_the_chosen_files(
     corpus_index, corpus_load
 ):
     spec = default_spec().with_changes(model="claude-sonnet-4-5", step_chars=4000)
-    choice = Choice(sample_to=0.2, by="tool")
+    choice = Choice(sample_to=0.2, strata="tool")
     conditions = ("bare", "catalog_no_call", "full")
     direct = direct_plan(corpus_load, [CORPUS], spec, conditions, choice, None)
     with IndexReader(corpus_index) as reader:

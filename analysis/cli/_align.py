@@ -212,14 +212,14 @@ def write_spec(spec: JudgeSpec, parent: JudgeSpec, out_dir: Path) -> Path:
     return path
 
 
-def adopt(labels: str, spec_path: str, by: str | None) -> None:
+def adopt(labels: str, spec_path: str, who: str | None) -> None:
     from analysis.judge import spec_toml
     from analysis.study import Adoption
 
     spec = specs_or_exit((spec_path,))[0]
     store, _ = labels_source(labels)
     adoption = Adoption(
-        judge_id=spec.judge_id, spec_toml=spec_toml(spec), adopted_by=by or getpass.getuser()
+        judge_id=spec.judge_id, spec_toml=spec_toml(spec), adopted_by=who or getpass.getuser()
     )
     store.adopt(adoption)
     click.echo(
@@ -335,13 +335,13 @@ def _adopted(labels: str) -> str | None:
     return adoptions[-1].judge_id if adoptions else None
 
 
-def record_causes(labels: str, settings: tuple[str, ...], by: str | None) -> None:
+def record_causes(labels: str, settings: tuple[str, ...], who: str | None) -> None:
     """``--set-cause ITEM=CAUSE``: a person's cause for each step, saved in the label store."""
     from analysis.align import CAUSES
     from analysis.study import CauseSetting
 
     store, _ = labels_source(labels)
-    who = by or getpass.getuser()
+    who = who or getpass.getuser()
     parsed = []
     for setting in settings:
         item, _, cause = setting.rpartition("=")
@@ -420,7 +420,7 @@ def print_json(report: AlignReport) -> None:
     help="Record why the judge and people disagree on a step (menu_gap, context_gap, "
     "rubric_gap, severity, human_error, judge_error); repeatable; then stop.",
 )
-@click.option("--by", help="Who adopts or sets a cause; default: the user name.")
+@click.option("--who", help="Who adopts or sets a cause; default: the user name.")
 @dry_run_option
 @max_cost_option
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
@@ -440,7 +440,7 @@ def align(
     seed: int,
     adopt_spec: str | None,
     set_causes: tuple[str, ...],
-    by: str | None,
+    who: str | None,
     dry_run: bool,
     max_cost: float | None,
     as_json: bool,
@@ -455,10 +455,10 @@ def align(
     option, spec or label file, the estimate above --max-cost, or a judge that cannot start.
     """
     if adopt_spec is not None:
-        adopt(labels, adopt_spec, by)
+        adopt(labels, adopt_spec, who)
         return
     if set_causes:
-        record_causes(labels, set_causes, by)
+        record_causes(labels, set_causes, who)
         return
     if not paths:
         raise click.UsageError("give the PATHS of the labelled sessions.")

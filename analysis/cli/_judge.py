@@ -103,10 +103,10 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: in
     "--sample-to",
     type=click.FloatRange(0, 0.5, min_open=True),
     help="Judge a stratified random sample of the steps just large enough for TSQ within "
-    "± this (95%) per stratum of --by; a later run with a smaller one adds steps.",
+    "± this (95%) per stratum of --strata; a later run with a smaller one adds steps.",
 )
 @click.option(
-    "--by",
+    "--strata",
     type=click.Choice(["tool", "model", "version", "project", "week", "agent"]),
     help="The strata of --sample-to (default: the whole collection is one).",
 )
@@ -136,7 +136,7 @@ def judge(**given: Any) -> None:
     _require_out(args.out, args.dry_run)
     paths = _paths_or_current(args.paths, args.current)
     not_tool_steps = options.unit == "turn" or options.text_steps
-    _check_choice(options.selection, options.sample_to, options.by, not_tool_steps)
+    _check_choice(options.selection, options.sample_to, options.strata, not_tool_steps)
     if args.no_index and args.index_path is not None:
         raise click.UsageError("give --index or --no-index, not both.")
     spec = _spec_or_exit(
@@ -236,17 +236,17 @@ def _refuse(refusal: str | None) -> None:
 
 
 def _check_choice(
-    selection: str, sample_to: float | None, by: str | None, not_tool_steps: bool
+    selection: str, sample_to: float | None, strata: str | None, not_tool_steps: bool
 ) -> None:
-    """--steps, --sample-to and --by that cannot go together are a usage error."""
+    """--steps, --sample-to and --strata that cannot go together are a usage error."""
     from analysis.render import parse_step_selection
 
     try:
         parse_step_selection(selection)
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--steps") from None
-    if by is not None and sample_to is None:
-        raise click.UsageError("--by is for --sample-to.")
+    if strata is not None and sample_to is None:
+        raise click.UsageError("--strata is for --sample-to.")
     if sample_to is not None and not_tool_steps:
         raise click.UsageError(
             "--sample-to samples steps that called tools: not with --unit turn or --text-steps."

@@ -37,7 +37,7 @@ from analysis.render._judge_input import JudgeInput, RenderOptions, judge_inputs
 @dataclass(frozen=True)
 class Choice:
     """How units are chosen: ``--unit``, ``--steps``, ``--text-steps``, ``--subagents``,
-    ``--seed``, and ``--sample-to`` with ``--by``."""
+    ``--seed``, and ``--sample-to`` with ``--strata``."""
 
     unit: JudgeUnit = "step"
     selection: str = "all"
@@ -45,7 +45,7 @@ class Choice:
     subagents: bool = False
     seed: int = 0
     sample_to: float | None = None
-    by: Dimension | None = None
+    strata: Dimension | None = None
 
 
 @dataclass
@@ -70,7 +70,7 @@ def _sampled(
     """The steps to ask: all of ``steps``, or the sample's not yet ``judged``."""
     if choice.sample_to is None:
         return steps, None, 0
-    sample = stratified_sample(steps, choice.sample_to, choice.by, choice.seed)
+    sample = stratified_sample(steps, choice.sample_to, choice.strata, choice.seed)
     chosen = steps[sample.rows]
     asked = without(chosen, judged)
     return asked, sample, chosen.height - asked.height

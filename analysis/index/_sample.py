@@ -41,7 +41,7 @@ from analysis.render._steps import chosen_places, select_steps
 
 CONFIDENCE = 0.95
 WHOLE = "all"
-"""The one stratum of a sample without ``--by``: the whole collection."""
+"""The one stratum of a sample without ``--strata``: the whole collection."""
 
 CANDIDATES = f"""
 SELECT s.source_file, {STEP_COLUMNS}, x.position AS session_position, i.position,

@@ -27,7 +27,7 @@ def choice_of(options: JudgeOptions) -> Choice:
         subagents=options.subagents,
         seed=options.seed,
         sample_to=options.sample_to,
-        by=options.by,
+        strata=options.strata,
     )
 
 

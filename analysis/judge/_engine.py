@@ -67,7 +67,7 @@ class JudgeOptions(BaseModel):
     """Each unit under every condition (``bare``, ``catalog_no_call``, ``full``)."""
     sample_to: float | None = Field(default=None, gt=0, le=0.5)
     """A stratified random sample just large enough for TSQ within ± this (95%) per stratum."""
-    by: SampleBy | None = None
+    strata: SampleBy | None = None
     """The strata of ``sample_to`` (None: the whole collection is one)."""
     batch: bool = False
     """Through the Message Batches API (Anthropic only; same output)."""
