@@ -393,6 +393,10 @@ class Judgment(_Model):
     catalog_size: NonNegativeInt
     call_rendered: bool
     context_chars: NonNegativeInt
+    step_chars: Annotated[int, Field(ge=2000)] | None = None
+    """The budget the judge's input for a step was kept within (its spec's ``step_chars``), so
+    that the input can be rendered again as the judge read it; None for a whole turn, and in
+    files written before judgments recorded it."""
     unscored_reason: str | None = None
 
     @property

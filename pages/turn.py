@@ -4,7 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis import findings_for_step, render_step, turn_table, why_this_score
+from analysis import findings_for_step, turn_table, why_this_score
 from analysis.findings import findings_for_turn, is_about_input, votes_in_words
 from analysis.study import step_item_id
 from analysis.views import judgment_of, next_to_label, step_table
@@ -102,16 +102,14 @@ if about_input:
         st.text(f"{finding.severity} · {finding.code}: {finding.message}")
 
 st.markdown("**What the judge saw**")
-rendered = render_step(session, turn, step.index, condition, parent_call_id=step.parent_call_id)
-judge_input_panel(rendered, [call.name for call in step.message.tool_calls])
+judge = analysis.default_spec()  # the Judge page's spec: an upload there stays on that page
+this_step = judge_input_panel(session, step, condition, judgment, judge)
 
 st.markdown("**Votes**")
 if judgment is None:
-    judge = analysis.default_spec()  # the built-in judge's model and votes, as tsq judge's
-    this_step = analysis.estimate_run([rendered], judge.votes, judge.model, judge.system_text())
     st.info(
         f"Not judged under the {condition} condition. Judging this step with "
-        f"{judge.model}: {this_step.in_words('step', judge.votes)}",
+        f"{judge.model}: {this_step}",
         icon=":material/gavel:",
     )
     if st.button("Judge this session on the Judge page", key="judge_this_session"):

@@ -13,7 +13,8 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis.render import JudgeInput
+from analysis.models import Condition
+from analysis.render import CONDITIONS, JudgeInput, Step, judged_options
 from workbench._text import inert
 
 if TYPE_CHECKING:
@@ -48,8 +49,114 @@ def call_panel(call: analysis.ToolCall) -> None:
         st.code(view.text, language=None, wrap_lines=True, height=_scroll_height(view.text))
 
 
-def judge_input_panel(rendered: JudgeInput, called: list[str]) -> None:
-    """What the judge read for one step, part by part, as text: the menu first."""
+def _judged_input(
+    session: analysis.Session, step: Step, judgment: analysis.Judgment, spec: analysis.JudgeSpec
+) -> tuple[JudgeInput, list[str]]:
+    """What ``judgment``'s judge read for ``step``, rendered again with the options it was
+    rendered with (:func:`analysis.render.judged_options`: its recorded step budget, else the
+    options of its spec where that is the built-in one or ``spec``), else with the built-in
+    spec's; and a line for each way the input shown may not be the judge's: options not known,
+    a menu of another size (a catalog not loaded here, such as a live dump)."""
+    builtin = analysis.default_spec()
+    known = {judge: each.render_options() for each in (builtin, spec) for judge in _judge_ids(each)}
+    options = judged_options(judgment, known)
+    rendered = analysis.render_step(
+        session,
+        step.turn,
+        step.index,
+        judgment.condition,
+        options=options or builtin.render_options(),
+        parent_call_id=step.parent_call_id,
+    )
+    notes = [] if options is not None else [_options_unknown(judgment)]
+    if judgment.catalog_size != len(rendered.tools):
+        notes.append(
+            f"The judge saw {judgment.catalog_size} tools on its menu and this one has "
+            f"{len(rendered.tools)}: it was judged with a catalog that is not loaded here, "
+            "such as a live dump."
+        )
+    return rendered, notes
+
+
+def _judge_ids(spec: analysis.JudgeSpec) -> list[str]:
+    """The ``judge_id`` of ``spec`` under each condition (the hash covers the condition)."""
+    return [spec.with_changes(condition=condition).judge_id for condition in CONDITIONS]
+
+
+def _options_unknown(judgment: analysis.Judgment) -> str:
+    """The line saying that a judgment's input is shown with the built-in spec's options."""
+    if judgment.judge_id is None:
+        return (
+            "Rendered with the built-in spec's options: judge "
+            f"{judgment.model} ran before judge specs and did not record its step budget."
+        )
+    return (
+        "Rendered with the built-in spec's options: the spec of judge "
+        f"{judgment.judge_id} is not loaded."
+    )
+
+
+def _unjudged_input(
+    session: analysis.Session, step: Step, condition: Condition, spec: analysis.JudgeSpec
+) -> tuple[JudgeInput, str]:
+    """What ``spec``'s judge would read for ``step`` under ``condition`` and what judging it
+    would take, in words: both from the run the Judge page plans for the session with that
+    spec (``analysis.judge.prepare_run`` on ``analysis.index.FromSessions``, the ablation on
+    for a condition that is not the spec's), the estimate that of the step's unit alone. Where
+    the run cannot be planned, the step rendered with the spec's options and why."""
+    options = analysis.judge.JudgeOptions(
+        subagents=step.parent_call is not None,
+        text_steps=not step.calls_tools,
+        ablation=condition != spec.condition,
+    )
+    plan = analysis.judge.prepare_run(
+        analysis.index.FromSessions([session]), spec, options, keys={}
+    )
+    place = (step.turn.index, step.index, step.parent_call_id, condition)
+    units = [
+        unit
+        for unit in plan.units or []
+        if (unit.turn_index, unit.step_index, unit.parent_call_id, unit.condition) == place
+    ]
+    if not units:
+        rendered = analysis.render_step(
+            session,
+            step.turn,
+            step.index,
+            condition,
+            options=spec.render_options(),
+            parent_call_id=step.parent_call_id,
+        )
+        return rendered, plan.refusal or "The Judge page would not judge this step."
+    estimate = analysis.estimate_run(units, spec.votes, spec.model, spec.system_text())
+    return units[0], estimate.refusal or estimate.in_words("step", spec.votes)
+
+
+def judge_input_panel(
+    session: analysis.Session,
+    step: Step,
+    condition: Condition,
+    judgment: analysis.Judgment | None,
+    judge: analysis.JudgeSpec,
+) -> str | None:
+    """What the judge read for ``step`` under ``condition``, part by part, as text, the menu
+    first: for a step judged, what its ``judgment``'s judge read, after a line for each way
+    the input shown may not be that (:func:`_judged_input`); for a step not judged, what
+    ``judge`` (the spec the Judge page runs) would read, and, returned, what judging the step
+    would take, in words (:func:`_unjudged_input`)."""
+    if judgment is None:
+        rendered, estimate = _unjudged_input(session, step, condition, judge)
+    else:
+        rendered, notes = _judged_input(session, step, judgment, judge)
+        estimate = None
+        for note in notes:
+            st.text(note)
+    _input_parts(rendered, [call.name for call in step.message.tool_calls])
+    return estimate
+
+
+def _input_parts(rendered: JudgeInput, called: list[str]) -> None:
+    """A step's input, part by part, as text: the menu first."""
     subagent = rendered.parent_call_id is not None
     count = len(rendered.tools)
     st.markdown(
@@ -79,7 +186,10 @@ def judge_input_panel(rendered: JudgeInput, called: list[str]) -> None:
     st.caption("The output it judged, with the calls")
     output = rendered.output or "(no output)"
     st.code(output, language=None, wrap_lines=True, height=_scroll_height(output))
-    st.text(f"Cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "Nothing was cut.")
+    said = f"cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "nothing was cut."
+    if rendered.step_chars is not None:
+        said = f"Within a step budget of {rendered.step_chars:,} characters, {said}"
+    st.text(said[:1].upper() + said[1:])
 
 
 def votes_side_by_side(judgment: analysis.Judgment) -> None:

@@ -123,6 +123,7 @@ def judgment(
         catalog_size=len(rendered.tools),
         call_rendered=rendered.call_rendered,
         context_chars=len(rendered.prior_context),
+        step_chars=rendered.step_chars,
         unscored_reason=None if votes else reason,
     )
 

@@ -7,6 +7,7 @@ from ._judge_input import (
     JudgeInput as JudgeInput,
     RenderOptions as RenderOptions,
     judge_inputs as judge_inputs,
+    judged_options as judged_options,
     render_call as render_call,
     render_step as render_step,
     render_turn as render_turn,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import get_args
@@ -31,6 +31,7 @@ from analysis.models import (
     CatalogBasis,
     Condition,
     JudgeUnit,
+    Judgment,
     Session,
     ToolCall,
     ToolCatalog,
@@ -82,6 +83,9 @@ class JudgeInput(BaseModel):
     rendered_calls: list[str]
     cuts: list[str] = Field(default_factory=list)
     """What was cut to keep a step's input within its budget, in words."""
+    step_chars: int | None = None
+    """The budget a step's input was kept within (``RenderOptions.step_chars``); None for a
+    whole turn, which has none."""
 
     @property
     def call_rendered(self) -> bool:
@@ -409,6 +413,7 @@ def _render_step(
         output=output,
         rendered_calls=rendered_calls,
         cuts=cuts,
+        step_chars=memo.options.step_chars,
     )
 
 
@@ -474,3 +479,12 @@ def render_steps(
     return [
         _render_step(session, step, condition, memo) for step in steps for condition in conditions
     ]
+
+
+def judged_options(judgment: Judgment, known: Mapping[str, RenderOptions]) -> RenderOptions | None:
+    """The options ``judgment``'s input was rendered with, where they can be told: its recorded
+    step budget (``Judgment.step_chars``), else those of its judge among ``known`` (a spec's
+    ``judge_id`` to its ``render_options()``); None when neither tells."""
+    if judgment.step_chars is not None:
+        return RenderOptions(step_chars=judgment.step_chars)
+    return None if judgment.judge_id is None else known.get(judgment.judge_id)
