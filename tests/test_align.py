@@ -652,12 +652,12 @@ def test_tsq_report_shows_one_judge_and_names_an_unknown_one(tmp_path):
     team = read_spec(ALIGNMENT / "specs" / "team-rules.judge.toml").judge_id
     out = tmp_path / "report.html"
     paths = [str(ALIGNMENT / "transcripts"), str(ALIGNMENT / "judgments")]
-    run = CliRunner().invoke(cli, ["report", *paths, "--judge", team, "--out", str(out)])
+    run = CliRunner().invoke(cli, ["report", *paths, "--judge-id", team, "--out", str(out)])
     assert run.exit_code == 0, run.output
     assert "60 judgments" in run.output  # one judge's: each of the 60 steps once
-    unknown = CliRunner().invoke(cli, ["report", *paths, "--judge", "nobody", "--out", str(out)])
+    unknown = CliRunner().invoke(cli, ["report", *paths, "--judge-id", "nobody", "--out", str(out)])
     assert unknown.exit_code == 2
-    assert "--judge nobody: no such judge" in unknown.output
+    assert "--judge-id nobody: no such judge" in unknown.output
     assert team in unknown.output
 
 

@@ -104,7 +104,7 @@ def test_the_trends_page_shows_the_chosen_judges_tsq_per_tool_with_intervals(tmp
         str(ALIGNMENT),
         "--by",
         "tool",
-        "--judge",
+        "--judge-id",
         judge,
         "--labels",
         str(store),

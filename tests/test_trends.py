@@ -156,7 +156,7 @@ def test_a_change_between_versions_comes_with_its_interval(two_versions, tmp_pat
             str(index),
             "--by",
             "version",
-            "--judge",
+            "--judge-id",
             _judge_id("default"),
             "--compare",
             "2.1.39..2.1.40",
@@ -306,7 +306,15 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
     imported = _tsq("labels", "import", str(ALIGNMENT / "labels.csv"), "--db", str(store))
     assert imported.returncode == 0, imported.stderr
     index = tmp_path / "index.duckdb"
-    common = [str(two_versions), "--index", str(index), "--by", "tool", "--judge", _judge_id(TEAM)]
+    common = [
+        str(two_versions),
+        "--index",
+        str(index),
+        "--by",
+        "tool",
+        "--judge-id",
+        _judge_id(TEAM),
+    ]
     shown = _trends_json(*common, "--labels", str(store))
     raw, scores, people = _raw_steps(two_versions / "sessions"), _scores(TEAM), _people_majority()
     assert any(value is None for value in people.values()), "an evenly split step is left out"
@@ -347,7 +355,7 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
     parquet = tmp_path / "parquet"
     exported = _tsq("index", str(two_versions), "--index", str(index), "--parquet", str(parquet))
     assert exported.returncode == 0, exported.stderr
-    shared = _trends_json("--parquet", str(parquet), "--by", "tool", "--judge", _judge_id(TEAM))
+    shared = _trends_json("--parquet", str(parquet), "--by", "tool", "--judge-id", _judge_id(TEAM))
     assert shared["groups"] == third["groups"]
 
 
@@ -389,7 +397,7 @@ def test_the_two_agents_are_compared_with_their_interval(two_versions, tmp_path)
     (judged / "codex.judgments.jsonl").write_text("\n".join(lines) + "\n")
     claude = list(_scores("default").values())
 
-    shown = _trends_json(str(two_versions), "--by", "agent", "--judge", judge)  # one judge
+    shown = _trends_json(str(two_versions), "--by", "agent", "--judge-id", judge)  # one judge
     table = {row["agent"]: row for row in shown["groups"]}
     assert table["codex"]["judged"] == len(codex_scores)
     assert table["codex"]["tsq"] == pytest.approx(np.mean(codex_scores))

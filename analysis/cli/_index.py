@@ -170,7 +170,7 @@ def _shifted(value: str) -> tuple[str, str]:
     show_default=True,
     help="What to group the judged steps by.",
 )
-@click.option("--judge", "judge_name", help="Whose judgments (default: each session's own judge).")
+@click.option("--judge-id", help="Whose judgments (default: each session's own judge).")
 @click.option(
     "--compare",
     help="Two groups of --by as A..B: the change in TSQ with its interval, and the tools "
@@ -184,7 +184,7 @@ def trends_command(
     label_stores: tuple[str, ...],
     parquet_dir: str | None,
     by: str,
-    judge_name: str | None,
+    judge_id: str | None,
     compare: str | None,
     as_json: bool,
 ) -> None:
@@ -209,13 +209,13 @@ def trends_command(
     pair = _shifted(compare) if compare else None
     if parquet_dir is not None:
         with ParquetTables(parquet_dir) as tables:
-            steps = step_scores(tables, judge_name)
+            steps = step_scores(tables, judge_id)
     elif not paths:
         raise click.UsageError("give PATHS, or --parquet.")
     else:
         collection = collection_or_exit(paths, index_path, False, label_stores)
         try:
-            steps = collection.step_scores(judge_name)
+            steps = collection.step_scores(judge_id)
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)

@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     help="JSONL from tsq judge (judgments found among PATHS are read too; these win).",
 )
 @click.option(
-    "--judge",
-    "judge_name",
+    "--judge-id",
     help="Report this judge's judgments only (a judge_id, or a model for files from before "
     "judge specs).",
 )
@@ -61,7 +60,7 @@ if TYPE_CHECKING:
 def report(
     paths: tuple[str, ...],
     judgments: str | None,
-    judge_name: str | None,
+    judge_id: str | None,
     labels: str | None,
     db: str | None,
     out: str,
@@ -72,7 +71,7 @@ def report(
     """Write one self-contained HTML report: session TSQ, split votes, findings, charts,
     and with --labels the agreement tables before and after reconciliation. A session judged
     by several judges is reported with its own judge's (the one with most judgments in it),
-    unless --judge names one. Reads through the index (brought up to date first), unless
+    unless --judge-id names one. Reads through the index (brought up to date first), unless
     --no-index: only the judged sessions are read again from their files.
 
     Exit status: 0 when the report was written, 1 when OUT cannot be written, 2 when nothing
@@ -94,14 +93,14 @@ def report(
         source = collection_or_exit(paths, index_path)
         _issues_or_exit(source.issues(), bool(source.session_ids))
     judged = merge_judgments(source.judgments, _judgments_or_exit(judgments))
-    if judge_name is not None:
-        if judge_name not in judge_names(judged):
+    if judge_id is not None:
+        if judge_id not in judge_names(judged):
             known = ", ".join(judge_names(judged)) or "none"
             click.echo(
-                f"--judge {judge_name}: no such judge among the judgments ({known}).", err=True
+                f"--judge-id {judge_id}: no such judge among the judgments ({known}).", err=True
             )
             sys.exit(EXIT_NOTHING_LOADED)
-        judged = of_judge(judged, judge_name)
+        judged = of_judge(judged, judge_id)
     findings = report_findings(source, judged)
     extra = []
     labelled = ""
