@@ -271,6 +271,7 @@ JUDGMENT_LINE_FIELDS = {
     "catalog_size",
     "call_rendered",
     "context_chars",
+    "step_chars",
     "unscored_reason",
 }
 """The JSONL contract of ``tsq judge --out``, as docs/judge.md states it."""
