@@ -17,6 +17,7 @@ import click
 
 from analysis._format import interval, number, share
 from analysis.cli._common import (
+    EXIT_REFUSED,
     _load_or_exit,
     concurrency_option,
     dry_run_option,
@@ -258,14 +259,14 @@ def _check_cost(estimates: list[RunEstimate], options: AlignOptions) -> None:
     unfit = next((e.refusal for e in estimates if e.refusal), None)
     if unfit:  # what the run would refuse, the dry run refuses too
         click.echo(unfit, err=True)
-        sys.exit(EXIT_UNUSABLE)
+        sys.exit(EXIT_REFUSED)
     if options.dry_run:
         click.echo(words)
         sys.exit(0)
     refusal = cost_refusal(total, options.max_cost) if units else None
     if refusal:
         click.echo(refusal, err=True)
-        sys.exit(EXIT_UNUSABLE)
+        sys.exit(EXIT_REFUSED)
 
 
 def run(

@@ -28,6 +28,11 @@ DEFAULT_MAX_CHARS = 2000
 DEFAULT_STEP_CHARS = 12_000
 
 EXIT_NOTHING_LOADED = 2
+"""Nothing could be loaded, or an input (a file, a spec, an option) cannot be used."""
+EXIT_REFUSED = 2
+"""A run refused: its estimate above ``--max-cost`` (or unknown under it), no key for the model,
+a model or request it cannot make, or the model's API stopping it before any result. The same
+status as nothing loaded."""
 
 Given = TypeVar("Given")
 Options = TypeVar("Options", bound="BaseModel")

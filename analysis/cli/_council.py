@@ -11,6 +11,7 @@ import click
 
 from analysis.cli._common import (
     EXIT_NOTHING_LOADED,
+    EXIT_REFUSED,
     _load_or_exit,
     _parsed,
     _require_out,
@@ -86,12 +87,12 @@ def council(**given: Any) -> None:
         return
     if plan.run_refusal:
         click.echo(plan.run_refusal, err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
+        sys.exit(EXIT_REFUSED)
     with tqdm(total=len(plan.sessions), unit="session", disable=None, file=sys.stderr) as bar:
         outcome = execute(plan, on_item=lambda: bar.update(1))
     if outcome.error:
         click.echo(outcome.error, err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
+        sys.exit(EXIT_REFUSED)
     assert args.out is not None
     try:
         write_council_labels(outcome.rows, args.out)

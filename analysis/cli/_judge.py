@@ -12,6 +12,7 @@ import click
 from analysis.cli._common import (
     DEFAULT_STEP_CHARS,
     EXIT_NOTHING_LOADED,
+    EXIT_REFUSED,
     _live_dump_or_exit,
     _load_or_exit,
     _parsed,
@@ -232,7 +233,7 @@ def _refuse(refusal: str | None) -> None:
     """A run that must not start (nor its dry run): one sentence, exit 2."""
     if refusal:
         click.echo(refusal, err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
+        sys.exit(EXIT_REFUSED)
 
 
 def _check_choice(
