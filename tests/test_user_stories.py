@@ -134,15 +134,18 @@ def test_the_researcher_compares_tools_with_their_intervals(server, judged_folde
         cells = table.locator("[role=gridcell]").all_inner_texts()
         page.screenshot(path=str(screenshots / "trends-by-tool.png"), full_page=True)
         browser.close()
-    assert headers[:6] == [
+    assert headers[:8] == [
         "tool",
         "steps",
         "scored steps",
+        "scored sessions",
         "TSQ",
         "TSQ low (95%)",
         "TSQ high (95%)",
+        "interval",  # beside the bounds: why a tool of few sessions has none
     ]
     assert "Bash" in cells
+    assert "too few sessions for an interval" in cells
 
 
 @pytest.mark.parametrize("where", ["empty", "unreadable"])

@@ -336,9 +336,11 @@ def readable_trends(table: pl.DataFrame) -> pl.DataFrame:
     missing = pl.col("tsq").is_not_null() & pl.col("tsq_low").is_null()
     if labelled:
         missing = missing | (pl.col("agreement").is_not_null() & pl.col("agreement_low").is_null())
-    if table.select(missing.any()).item():
+    if table.select(missing.any()).item():  # beside the bounds it explains
         note = pl.when(missing).then(pl.lit(TOO_FEW_SESSIONS)).otherwise(pl.lit(""))
         readable = readable.with_columns(table.select(note.alias("interval")).to_series())
+        at = columns.index("tsq_high") + 1
+        readable = readable.select([*columns[:at], "interval", *columns[at:]])
     return readable
 
 

@@ -811,7 +811,7 @@ def report_sections(
 def report_findings(
     source: LoadResult | Collection, judgments: Sequence[Judgment]
 ) -> list[Finding]:
-    """``analysis.lint`` of the sessions with ``judgments``: of a collection, only the judged
+    """``analysis.collect_findings`` of the sessions with ``judgments``: of a collection, only the judged
     sessions are read again from their files."""
     if isinstance(source, Collection):
         return source.findings(frame=source.findings_with(judgments))
@@ -832,7 +832,7 @@ def build_report(
 
     ``source`` is a load (``analysis.load``) or a collection read through the index
     (``analysis.index.Collection``). ``judgments`` default to those found with the
-    transcripts, ``findings`` to ``analysis.lint`` of the sessions with the judgments;
+    transcripts, ``findings`` to ``analysis.collect_findings`` of the sessions with the judgments;
     ``extra_sections`` are appended at the end, and their ``facts`` join *What we found*. A
     session judged by several judges is reported with its own judge's judgments
     (:func:`analysis.judge.of_judge`; pass one judge's to choose). File names are written
