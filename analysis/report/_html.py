@@ -811,8 +811,8 @@ def report_sections(
 def report_findings(
     source: LoadResult | Collection, judgments: Sequence[Judgment]
 ) -> list[Finding]:
-    """``analysis.collect_findings`` of the sessions with ``judgments``: of a collection, only the judged
-    sessions are read again from their files."""
+    """``analysis.collect_findings`` of the sessions with ``judgments``: of a collection, only
+    the judged sessions are read again from their files."""
     if isinstance(source, Collection):
         return source.findings(frame=source.findings_with(judgments))
     return collect_findings(source.sessions, judgments)
