@@ -360,6 +360,7 @@ def test_an_evaluation_event_from_another_producer_is_a_judgment_of_its_step(tmp
         "catalog_size": len(TOOLS),
         "call_rendered": True,
         "context_chars": 0,
+        "step_chars": None,  # another producer states no step budget
         "unscored_reason": None,
     }
     assert [(v.verdict, v.reasoning) for v in step.votes] == [
