@@ -15,6 +15,7 @@ from workbench import (
     endpoint_rules,
     inert,
     key_environment,
+    max_cost_input,
     page_frame,
 )
 from workbench.council import council_section
@@ -84,16 +85,7 @@ ablation = st.toggle(
     help="Judge each unit under three conditions (three times the requests), as tsq judge "
     "--ablation does.",
 )
-max_cost = st.number_input(
-    "Max cost (USD)",
-    min_value=0.0,
-    value=None,
-    step=1.0,
-    format="%.2f",
-    key="judge_max_cost",
-    help="Refuse to start when the estimate (with prompt caching) is above this, or unknown, "
-    "as tsq judge --max-cost does; empty: no cap.",
-)
+max_cost = max_cost_input("judge_max_cost", "tsq judge", "the estimate (with prompt caching)")
 try:
     provider = parse_model_name(model)[0]
     rules = endpoint_rules()  # served: only the operator's endpoints, each with its own key

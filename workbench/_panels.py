@@ -287,3 +287,18 @@ def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
             icon=":material/download:",
             key=f"download_{stem}_{suffix}",
         )
+
+
+def max_cost_input(key: str, command: str, estimate: str) -> float | None:
+    """The cap on a run's cost, as ``COMMAND --max-cost`` takes it (None: no cap)."""
+    value: float | None = st.number_input(
+        "Max cost (USD)",
+        min_value=0.0,
+        value=None,
+        step=1.0,
+        format="%.2f",
+        key=key,
+        help=f"Refuse to start when {estimate} is above this, or unknown, as {command} "
+        "--max-cost does; empty: no cap.",
+    )
+    return value

@@ -27,7 +27,7 @@ from analysis.council import (
     render_session_for_council,
 )
 from analysis.llm import EndpointError
-from workbench._panels import transcript_text
+from workbench._panels import max_cost_input, transcript_text
 from workbench._source import data_root, endpoint_rules, key_environment
 from workbench._state import Key
 from workbench._study import StudyView, decision_store
@@ -40,16 +40,7 @@ def council_section(chosen: list[analysis.Session]) -> None:
         typed = st.text_input(
             "Council config (TOML)", value=str(example_config_path()), key="council_config"
         )
-        max_cost = st.number_input(
-            "Max cost (USD)",
-            min_value=0.0,
-            value=None,
-            step=1.0,
-            format="%.2f",
-            key="council_max_cost",
-            help="Refuse to start when the estimate is above this, or unknown, as tsq council "
-            "--max-cost does; empty: no cap.",
-        )
+        max_cost = max_cost_input("council_max_cost", "tsq council", "the estimate")
         try:
             path, root = analysis.ingest.confine(typed, data_root(), (sample_data_dir(),))
             config = read_council_config(path, root)
