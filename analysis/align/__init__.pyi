@@ -14,6 +14,7 @@ from ._labels import (
     label_set as label_set,
     read_step_labels as read_step_labels,
     references as references,
+    session_of as session_of,
 )
 from ._loop import (
     SAMPLE_SPECS as SAMPLE_SPECS,

@@ -21,8 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from analysis._jsonio import first_error
 from analysis.models import ParseIssue, item_session_id, step_item_id
-from analysis.study._labels import read_rows
-from analysis.study._store import AdjudicationStore, SplitAssignment, StepLabel
+from analysis.study import AdjudicationStore, SplitAssignment, StepLabel, read_rows
 
 Split = Literal["dev", "test"]
 DEFAULT_TEST_SHARE = 0.3

@@ -27,21 +27,20 @@ from analysis.align._tune import (
     proposal_request,
     require_dev,
 )
-from analysis.findings._finding import Finding
-from analysis.judge._chainpoll import judge_rendered
-from analysis.judge._cost import RunEstimate, estimate_run
-from analysis.judge._spec import JudgeSpec
-from analysis.llm._client import open_client
-from analysis.llm._config import LLMConfig, LLMError
-from analysis.llm._cost import RunStats
+from analysis.findings import Finding
+from analysis.judge import JudgeSpec, RunEstimate, estimate_run, judge_rendered
+from analysis.llm import LLMConfig, LLMError, RunStats, open_client
 from analysis.models import Judgment, Session, step_item_id
-from analysis.render._judge_input import JudgeInput, render_step
-from analysis.render._steps import select_steps
-from analysis.study._agreement import FieldAgreement, agreement_report
-from analysis.study._config import default_config, with_tool_selection
-from analysis.study._judge_labels import step_label_rows
-from analysis.study._labels import LabelSet as RaterLabels
-from analysis.study._store import AdjudicationStore
+from analysis.render import JudgeInput, render_step, select_steps
+from analysis.study import (
+    AdjudicationStore,
+    FieldAgreement,
+    LabelSet as RaterLabels,
+    agreement_report,
+    default_config,
+    step_label_rows,
+    with_tool_selection,
+)
 
 SplitChoice = Literal["dev", "test", "both"]
 
@@ -395,7 +394,7 @@ def sample_store() -> AdjudicationStore:
     the first time, so people's labels from the Turn page join them."""
     from analysis._samples import sample_data_dir
     from analysis.align._labels import read_step_labels
-    from analysis.study._store import default_store_path
+    from analysis.study import default_store_path
 
     labels_file = sample_data_dir() / "alignment" / "labels.csv"
     store = AdjudicationStore(default_store_path(labels_file))
@@ -410,8 +409,8 @@ def sample_loop(store: AdjudicationStore) -> AlignReport:
     key."""
     from analysis._samples import sample_data_dir
     from analysis.align._labels import label_set
-    from analysis.ingest._loader import load
-    from analysis.judge._spec import read_spec
+    from analysis.ingest import load
+    from analysis.judge import read_spec
 
     folder = sample_data_dir() / "alignment"
     result = load([folder / "transcripts", folder / "judgments"])

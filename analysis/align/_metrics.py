@@ -23,16 +23,16 @@ from pydantic import BaseModel
 from analysis._format import no_interval
 from analysis._intervals import paired_session_bootstrap
 from analysis.models import CORRECT, INCORRECT
-from analysis.study._agreement import (
+from analysis.study import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    TOOL_SELECTION,
     ClassAgreement,
     cells,
     kappa_of_table,
     kappa_statistic,
     pair_agreement,
 )
-from analysis.study._config import TOOL_SELECTION
 
 VALUES = (CORRECT, INCORRECT)
 ALPHA = 0.05

@@ -17,11 +17,11 @@ from pydantic import BaseModel, Field
 
 from analysis._scores import judge_name, majority_label
 from analysis.align._labels import LabelSet
-from analysis.findings._finding import Finding
-from analysis.judge._spec import JudgeExample, JudgeSpec
-from analysis.llm._request import StructuredRequest, tool_for
+from analysis.findings import Finding
+from analysis.judge import JudgeExample, JudgeSpec
+from analysis.llm import StructuredRequest, tool_for
 from analysis.models import Judgment, step_item_id
-from analysis.render._judge_input import JudgeInput
+from analysis.render import JudgeInput
 
 Cause = Literal["menu_gap", "context_gap", "rubric_gap", "severity", "human_error", "judge_error"]
 CAUSES: tuple[str, ...] = Cause.__args__  # type: ignore[attr-defined]
@@ -254,7 +254,7 @@ def amended_spec(parent: JudgeSpec, amendment: Amendment) -> JudgeSpec:
 
 def spec_diff(parent: JudgeSpec, child: JudgeSpec, parent_name: str, child_name: str) -> str:
     """The child spec's file against its parent's, as a unified diff."""
-    from analysis.judge._spec import spec_toml
+    from analysis.judge import spec_toml
 
     return "".join(
         difflib.unified_diff(

@@ -2,7 +2,11 @@
 dumps, and the menu each turn is judged against."""
 
 from ._live import (
+    catalog_from_document as catalog_from_document,
     catalog_from_entries as catalog_from_entries,
+    looks_like_catalog as looks_like_catalog,
+    read_catalog_file as read_catalog_file,
+    tool_def_fields as tool_def_fields,
 )
 from ._menus import (
     MergeReport as MergeReport,

@@ -13,6 +13,8 @@ from analysis.claude._registry import (
     read_registry,
     record_session_start,
     registry_path,
+    session_starts,
+    thread_ids,
     thread_members,
 )
 
@@ -28,6 +30,8 @@ __all__ = [
     "read_registry",
     "record_session_start",
     "registry_path",
+    "session_starts",
+    "thread_ids",
     "thread_members",
     "uninstall",
 ]

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from analysis._jsonio import first_error
 from analysis._samples import sample_data_dir
-from analysis.ingest._roots import inside_root
-from analysis.llm._config import (
+from analysis.ingest import inside_root
+from analysis.llm import (
     KEY_ENVS,
     EndpointRules,
     LLMError,
@@ -25,7 +25,7 @@ from analysis.llm._config import (
     needs_key,
     parse_model_name,
 )
-from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config, read_config
+from analysis.study import FieldSpec, LabelConfig, LabelError, default_config, read_config
 
 DEFAULT_BUDGET_CHARS = 12_000
 """Characters of a session the council reads (``render_session_for_council``)."""

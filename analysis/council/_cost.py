@@ -10,8 +10,7 @@ from pydantic import BaseModel
 from analysis.council._config import CouncilConfig
 from analysis.council._prompt import FieldAnswer, chairman_request, stage1_request
 from analysis.council._render import render_session_for_council
-from analysis.llm._cost import RunStats, dollars
-from analysis.llm._request import StructuredRequest
+from analysis.llm import RunStats, StructuredRequest, dollars
 from analysis.models import Session
 
 CHARS_PER_TOKEN = 4

@@ -21,11 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from analysis.council._config import CouncilConfig, api_keys, endpoint_refusal, missing_keys
 from analysis.council._cost import CouncilEstimate, council_estimate
 from analysis.council._run import CouncilLabel, CouncilStats, council_rows_frame, run_council
-from analysis.judge._engine import CONFIRM_ABOVE_USD
-from analysis.llm._config import EndpointRules, LLMError
-from analysis.llm._cost import cost_refusal, dollars
+from analysis.judge import CONFIRM_ABOVE_USD
+from analysis.llm import EndpointRules, LLMError, cost_refusal, dollars
 from analysis.models import Session
-from analysis.study._judge_labels import merged_labels
+from analysis.study import merged_labels
 
 
 class CouncilOptions(BaseModel):

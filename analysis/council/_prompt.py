@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.llm._request import StructuredRequest, ToolSpec
-from analysis.study._config import FieldSpec
+from analysis.llm import StructuredRequest, ToolSpec
+from analysis.study import FieldSpec
 
 STAGE1_TOOL = "record_labels"
 CHAIRMAN_TOOL = "record_council_labels"

@@ -19,8 +19,8 @@ import orjson
 from analysis._text import one_line
 from analysis.council._config import DEFAULT_BUDGET_CHARS as DEFAULT_BUDGET_CHARS
 from analysis.models import Session, ToolCall, Turn
-from analysis.render._judge_input import render_call
-from analysis.study._study import redundant_calls
+from analysis.render import render_call
+from analysis.study import redundant_calls
 
 _ARGUMENT_CHARS = 80
 _ASK_CHARS = 600

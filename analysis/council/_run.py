@@ -26,13 +26,17 @@ from analysis.council._prompt import (
     stage1_request,
 )
 from analysis.council._render import render_session_for_council
-from analysis.llm._cache import default_cache_dir
-from analysis.llm._client import LLMClient, open_client
-from analysis.llm._config import EndpointRules, LLMConfig, LLMError
-from analysis.llm._cost import RunStats
+from analysis.llm import (
+    EndpointRules,
+    LLMClient,
+    LLMConfig,
+    LLMError,
+    RunStats,
+    default_cache_dir,
+    open_client,
+)
 from analysis.models import Session
-from analysis.study._config import FieldSpec
-from analysis.study._study import redundant_calls
+from analysis.study import FieldSpec, redundant_calls
 
 COUNCIL_CACHE = "council-answers.sqlite3"
 """The answer cache's file in the cache folder."""

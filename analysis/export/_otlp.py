@@ -50,8 +50,7 @@ from analysis.models import (
     Turn,
     Vote,
 )
-from analysis.render._judge_input import JudgeInput, RenderOptions, render_step
-from analysis.render._steps import find_step
+from analysis.render import JudgeInput, RenderOptions, find_step, render_step
 
 AGENT_NAME = {"claude-code": "claude-code", "claude-code-legacy": "claude-code", "codex": "codex"}
 PROVIDER = {

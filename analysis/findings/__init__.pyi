@@ -9,7 +9,9 @@ from ._explain import (
 )
 from ._finding import (
     CODES as CODES,
+    SEVERITIES as SEVERITIES,
     Finding as Finding,
+    finding_scope as finding_scope,
     findings_for_condition as findings_for_condition,
     findings_for_step as findings_for_step,
     findings_for_turn as findings_for_turn,

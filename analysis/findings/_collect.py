@@ -25,8 +25,7 @@ from analysis.findings._judgments import (
     uniform_drafts,
 )
 from analysis.models import Judgment, Session, ToolCatalog, Turn
-from analysis.render._judge_input import RenderOptions, turn_summary
-from analysis.render._steps import turn_steps
+from analysis.render import RenderOptions, turn_steps, turn_summary
 
 
 def _turn_findings(

@@ -8,11 +8,10 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 
-from analysis.catalog._menus import TurnCatalog, catalog_for_turn
+from analysis.catalog import TurnCatalog, catalog_for_turn
 from analysis.findings._finding import Draft, Finding, placed
 from analysis.models import Session, ToolCatalog, Turn
-from analysis.render._judge_input import RenderOptions
-from analysis.render._steps import turn_steps
+from analysis.render import RenderOptions, turn_steps
 
 _REFERENTIAL = re.compile(
     r"^\W*(yes|yeah|yep|ok(ay)?|sure|no|nope|go( ahead)?|do (it|that|this|so)|continue|again|"

@@ -19,6 +19,7 @@ from ._plan import (
 )
 from ._read import (
     IndexReader as IndexReader,
+    LoadedTables as LoadedTables,
     ParquetTables as ParquetTables,
 )
 from ._rows import (
@@ -39,6 +40,7 @@ from ._trends import (
     DIMENSIONS as DIMENSIONS,
     Dimension as Dimension,
     Shift as Shift,
+    agreement as agreement,
     moved_most as moved_most,
     readable_trends as readable_trends,
     shift as shift,

@@ -39,7 +39,7 @@ from platformdirs import user_cache_dir
 from pydantic import BaseModel
 
 from analysis.index._rows import TABLES, Rows, empty_rows, keys_of, load_rows, subagent_files
-from analysis.ingest._loader import discover_resolved, load
+from analysis.ingest import discover_resolved, load
 from analysis.models import LoadResult, ParseIssue
 
 Discovered = tuple[list[tuple[Path, str]], list[ParseIssue], list[str]]
@@ -807,8 +807,8 @@ def _update_labels(conn: Any, stores: Sequence[str | Path]) -> None:
         return
     import sqlite3
 
-    from analysis.align._labels import session_of
-    from analysis.study._store import AdjudicationStore
+    from analysis.align import session_of
+    from analysis.study import AdjudicationStore
 
     for store in stores:
         path = Path(store).resolve()

@@ -16,8 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.findings._collect import collect_findings
-from analysis.findings._finding import Finding
+from analysis.findings import Finding, collect_findings
 from analysis.index._build import (
     IndexSummary,
     default_index_path,
@@ -26,10 +25,10 @@ from analysis.index._build import (
     with_scope,
 )
 from analysis.index._read import IndexReader
-from analysis.ingest._loader import discover_resolved, load
+from analysis.ingest import discover_resolved, load
 from analysis.models import Judgment, ParseIssue, Session
-from analysis.study._store import StepLabel
-from analysis.views._tables import FINDING_SCHEMA
+from analysis.study import StepLabel
+from analysis.views import FINDING_SCHEMA
 
 RECENT_SESSIONS = 16
 """Sessions kept once read from their files, for the pages that go back and forth."""
@@ -242,13 +241,13 @@ class Collection:
     @cached_property
     def session_names(self) -> dict[str, str]:
         """Each session's readable name (:func:`analysis.views.session_names_of`)."""
-        from analysis.views._tables import session_names_of
+        from analysis.views import session_names_of
 
         return session_names_of(self._rows.select("session_id", "title", "first_ask"))
 
     def overview_inputs(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The sessions' :data:`~analysis.views.OVERVIEW_BASE` columns and their labels."""
-        from analysis.views._tables import OVERVIEW_BASE
+        from analysis.views import OVERVIEW_BASE
 
         return self._rows.select(*OVERVIEW_BASE), self._rows.select(*_LABELS_SCHEMA)
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.models import Session
-from analysis.render._figures import menu_digest
-from analysis.render._judge_input import render_steps
-from analysis.render._steps import select_steps
+from analysis.render import menu_digest, render_steps, select_steps
 
 INPUT_COLUMNS: dict[str, str] = {
     "source_file": "VARCHAR",

@@ -27,11 +27,10 @@ from analysis.index._sample import (
     without,
 )
 from analysis.index._trends import Dimension
-from analysis.ingest._loader import load
-from analysis.judge._cost import RunEstimate, estimate_figures, estimate_run
-from analysis.judge._spec import JudgeSpec
+from analysis.ingest import load
+from analysis.judge import JudgeSpec, RunEstimate, estimate_figures, estimate_run
 from analysis.models import Condition, JudgeUnit, Judgment, LoadResult, ToolCatalog
-from analysis.render._judge_input import JudgeInput, RenderOptions, judge_inputs
+from analysis.render import JudgeInput, RenderOptions, judge_inputs
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,14 @@ from analysis.index._build import (
     stamp,
     with_scope,
 )
-from analysis.ingest._loader import discover_resolved
-from analysis.ingest._registered import registered
-from analysis.ingest._summary import IngestReport, IngestTotals, SessionSummary, sorted_counts
+from analysis.ingest import (
+    IngestReport,
+    IngestTotals,
+    SessionSummary,
+    discover_resolved,
+    registered,
+    sorted_counts,
+)
 from analysis.models import LoadResult, ParseIssue
 
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from analysis.findings._collect import collect_findings
+from analysis.findings import collect_findings
 from analysis.index._inputs import INPUT_COLUMNS, input_rows
 from analysis.models import LoadResult, ParseIssue, Session
-from analysis.render._steps import select_steps
+from analysis.render import select_steps
 
 TABLES: dict[str, dict[str, str]] = {
     "sessions": {

@@ -33,11 +33,16 @@ from analysis.index._build import shared_groups
 from analysis.index._read import IndexReader
 from analysis.index._rows import TABLES, load_rows
 from analysis.index._trends import STEP_COLUMNS, Dimension, by_group
-from analysis.ingest._loader import discover, load
+from analysis.ingest import discover, load
 from analysis.models import STEP_KEYS, Condition, Judgment, LoadResult, Session, ToolCatalog
-from analysis.render._figures import UnitFigures
-from analysis.render._judge_input import JudgeInput, RenderOptions, render_steps
-from analysis.render._steps import chosen_places, select_steps
+from analysis.render import (
+    JudgeInput,
+    RenderOptions,
+    UnitFigures,
+    chosen_places,
+    render_steps,
+    select_steps,
+)
 
 CONFIDENCE = 0.95
 WHOLE = "all"

@@ -12,9 +12,8 @@ from pathlib import Path
 from analysis.index._build import IndexProblem, update_index
 from analysis.index._plan import Choice, JudgePlan, direct_plan, indexed_plan
 from analysis.index._read import IndexReader
-from analysis.ingest._loader import load
-from analysis.judge._engine import JudgeOptions, PlannedUnits, RunRefused
-from analysis.judge._spec import JudgeSpec
+from analysis.ingest import load
+from analysis.judge import JudgeOptions, JudgeSpec, PlannedUnits, RunRefused
 from analysis.models import Judgment, LoadResult, Session, ToolCatalog
 
 

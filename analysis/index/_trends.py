@@ -33,9 +33,9 @@ from analysis._intervals import (
 from analysis._scores import judge_name, majority_label, sessions_judges
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
-from analysis.judge._results import merge_judgments
+from analysis.judge import merge_judgments
 from analysis.models import STEP_KEYS, Judgment, step_item_id
-from analysis.study._store import StepLabel
+from analysis.study import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
 DIMENSIONS: tuple[str, ...] = Dimension.__args__  # type: ignore[attr-defined]
@@ -218,7 +218,7 @@ def _people(
     steps: pl.DataFrame, labels: IndexReader | ParquetTables | LoadedTables | Sequence[StepLabel]
 ) -> pl.Series:
     """Each step's people's majority label, from the labels or the reader's labels table."""
-    from analysis.align._labels import references
+    from analysis.align import references
 
     if not isinstance(labels, Sequence):
         rows = labels.conn.execute(

@@ -5,18 +5,27 @@ from ._context import (
     DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS,
 )
 from ._loader import (
+    discover as discover,
+    discover_resolved as discover_resolved,
     formats as formats,
     load as load,
     load_catalog as load_catalog,
 )
+from ._registered import (
+    registered as registered,
+)
 from ._roots import (
+    OUTSIDE_REASON as OUTSIDE_REASON,
     OutsideRoot as OutsideRoot,
     confine as confine,
     inside_root as inside_root,
 )
 from ._summary import (
     IngestReport as IngestReport,
+    IngestTotals as IngestTotals,
+    SessionSummary as SessionSummary,
     ingest_report as ingest_report,
+    sorted_counts as sorted_counts,
 )
 from ._uploads import (
     PrivateFolder as PrivateFolder,

@@ -19,7 +19,7 @@ from typing import Any, NotRequired, TypedDict
 import msgspec
 
 from analysis._jsonio import iter_jsonl, timestamp, without_bom
-from analysis.catalog._menus import baseline_catalog
+from analysis.catalog import baseline_catalog
 from analysis.ingest._context import ParseContext
 from analysis.ingest._roots import OUTSIDE_REASON, inside_root
 

@@ -23,7 +23,7 @@ from analysis._jsonio import (
     read_json_document,
     without_bom,
 )
-from analysis.catalog._live import catalog_from_document, looks_like_catalog, read_catalog_file
+from analysis.catalog import catalog_from_document, looks_like_catalog, read_catalog_file
 from analysis.ingest._claude_code import (
     SUBAGENTS_DIR,
     ParsedTranscript,

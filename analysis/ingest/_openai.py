@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from analysis.catalog._live import catalog_from_entries, looks_like_catalog
+from analysis.catalog import catalog_from_entries, looks_like_catalog
 from analysis.ingest._claude_code import result_text
 from analysis.ingest._context import ParseContext
 

@@ -32,7 +32,7 @@ from msgspec import UNSET, UnsetType
 from analysis._call_text import EXPANSION_PREFIX, render_call
 from analysis._jsonio import loads_bounded
 from analysis._otel_names import EVALUATION_EVENT, EVALUATION_NAME, TURN_EVENT
-from analysis.catalog._live import tool_def_fields
+from analysis.catalog import tool_def_fields
 from analysis.ingest._context import ParseContext
 from analysis.ingest._shapes import shape_problem
 from analysis.models import (

@@ -8,8 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from analysis.claude import read_registry, registry_path
-from analysis.claude._registry import session_starts, thread_ids
+from analysis.claude import read_registry, registry_path, session_starts, thread_ids
 from analysis.models import MenuSnapshot
 
 

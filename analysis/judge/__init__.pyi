@@ -10,6 +10,7 @@ from ._chainpoll import (
 from ._cost import (
     RunEstimate as RunEstimate,
     context_refusal as context_refusal,
+    estimate_figures as estimate_figures,
     estimate_run as estimate_run,
     start_refusal as start_refusal,
 )

@@ -21,17 +21,19 @@ from pydantic import BaseModel, Field
 
 from analysis.judge._cost import ANSWER_TOKENS, estimate_run, start_refusal
 from analysis.judge._rubric import RUBRIC, RUBRIC_VERSION, parse_vote, vote_request
-from analysis.llm._cache import default_cache_dir as default_cache_dir
-from analysis.llm._client import Answer, LLMClient, open_client
-from analysis.llm._config import (
+from analysis.llm import (
     DEFAULT_TIMEOUT,
+    Answer,
     EndpointRules,
+    LLMClient,
     LLMConfig,
     LLMError,
+    RunStats,
+    default_cache_dir as default_cache_dir,
+    open_client,
 )
-from analysis.llm._cost import RunStats
 from analysis.models import Judgment, Vote
-from analysis.render._judge_input import JudgeInput
+from analysis.render import JudgeInput
 
 JudgeError = LLMError
 """A problem that stops a run before any vote, told in one sentence."""

@@ -9,22 +9,23 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel
 
 from analysis.judge._rubric import RUBRIC, VERDICT_TOOL
-from analysis.llm._config import LLMError, batch_unsupported, parse_model_name
-from analysis.llm._cost import (
+from analysis.llm import (
     BATCH_DISCOUNT as BATCH_DISCOUNT,
     CACHE_READ_PRICE as CACHE_READ_PRICE,
     CACHE_WRITE_PRICE as CACHE_WRITE_PRICE,
     DEFAULT_CONTEXT_TOKENS as DEFAULT_CONTEXT_TOKENS,
     MIN_CACHED_TOKENS as MIN_CACHED_TOKENS,
     PRICES as PRICES,
+    LLMError,
     RunStats as RunStats,
+    batch_unsupported,
     context_of as context_of,
     dollars as dollars,
     min_cached_tokens as min_cached_tokens,
+    parse_model_name,
     price_of as price_of,
 )
-from analysis.render._figures import UnitFigures, unit_figures
-from analysis.render._judge_input import JudgeInput
+from analysis.render import JudgeInput, UnitFigures, unit_figures
 
 CHARS_PER_TOKEN = 4
 ESTIMATED_OUTPUT_TOKENS = 300

@@ -28,18 +28,19 @@ from analysis.judge._cost import RunEstimate, start_refusal
 from analysis.judge._results import VerdictChange, changed_verdicts, merge_judgments
 from analysis.judge._spec import JudgeSpec
 from analysis.judge._summary import run_summary
-from analysis.llm._config import (
+from analysis.llm import (
     DEFAULT_TIMEOUT,
     KEY_ENVS,
     EndpointRules,
+    RunStats,
+    cost_refusal,
+    dollars,
     key_from,
     needs_key,
     parse_model_name,
 )
-from analysis.llm._cost import RunStats, cost_refusal, dollars
 from analysis.models import Condition, JudgeUnit, Judgment, ToolCatalog
-from analysis.render._judge_input import CONDITIONS, JudgeInput
-from analysis.render._steps import parse_step_selection
+from analysis.render import CONDITIONS, JudgeInput, parse_step_selection
 
 CONFIRM_ABOVE_USD = 5.0
 """An estimate above this many dollars (and within any cap) is run on the Judge page only once

@@ -9,9 +9,9 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
-from analysis.llm._request import StructuredRequest, TextPart, ToolSpec
+from analysis.llm import StructuredRequest, TextPart, ToolSpec
 from analysis.models import Vote
-from analysis.render._judge_input import JudgeInput
+from analysis.render import JudgeInput
 
 RUBRIC_VERSION = "tsq-rubric/3"
 RUBRIC = (

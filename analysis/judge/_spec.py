@@ -39,7 +39,7 @@ from pydantic import (
 
 from analysis._jsonio import first_error
 from analysis.models import Condition
-from analysis.render._judge_input import DEFAULT_STEP_CHARS, RenderOptions
+from analysis.render import DEFAULT_STEP_CHARS, RenderOptions
 
 if TYPE_CHECKING:
     from analysis.judge._chainpoll import JudgeConfig

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analysis._scores import turn_scores
-from analysis.llm._cost import RunStats
+from analysis.llm import RunStats
 from analysis.models import Judgment
-from analysis.render._judge_input import CONDITIONS
+from analysis.render import CONDITIONS
 
 
 def run_summary(judgments: Sequence[Judgment], stats: RunStats) -> list[str]:

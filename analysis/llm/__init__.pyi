@@ -23,6 +23,7 @@ from ._config import (
     LLMConfig as LLMConfig,
     LLMError as LLMError,
     ProviderName as ProviderName,
+    batch_unsupported as batch_unsupported,
     endpoints_from_env as endpoints_from_env,
     endpoints_from_table as endpoints_from_table,
     is_own_api as is_own_api,
@@ -32,10 +33,18 @@ from ._config import (
     same_endpoint as same_endpoint,
 )
 from ._cost import (
+    BATCH_DISCOUNT as BATCH_DISCOUNT,
+    CACHE_READ_PRICE as CACHE_READ_PRICE,
+    CACHE_WRITE_PRICE as CACHE_WRITE_PRICE,
+    DEFAULT_CONTEXT_TOKENS as DEFAULT_CONTEXT_TOKENS,
+    MIN_CACHED_TOKENS as MIN_CACHED_TOKENS,
+    PRICES as PRICES,
     AnswerTokens as AnswerTokens,
     RunStats as RunStats,
+    context_of as context_of,
     cost_refusal as cost_refusal,
     dollars as dollars,
+    min_cached_tokens as min_cached_tokens,
     price_of as price_of,
 )
 from ._openai import (

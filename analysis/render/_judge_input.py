@@ -25,7 +25,7 @@ from analysis._call_text import (
     render_call as render_call,
 )
 from analysis._text import one_line
-from analysis.catalog._menus import TurnCatalog, catalog_for_turn
+from analysis.catalog import TurnCatalog, catalog_for_turn
 from analysis.models import (
     AssistantMessage,
     CatalogBasis,

@@ -10,10 +10,9 @@ from functools import cached_property
 
 import polars as pl
 
-from analysis.index._collection import Collection
+from analysis.index import Collection
 from analysis.models import Judgment, LoadResult, ParseIssue, Session
-from analysis.views._frames import sessions_frame
-from analysis.views._tables import OVERVIEW_BASE, session_labels, session_names_of
+from analysis.views import OVERVIEW_BASE, session_labels, session_names_of, sessions_frame
 
 
 @dataclass(frozen=True)
@@ -53,8 +52,7 @@ class ReportData:
             return [s for s in result.sessions if s.session_id in ids]
 
         def steps(judgments: Sequence[Judgment]) -> pl.DataFrame:
-            from analysis.index._read import LoadedTables
-            from analysis.index._trends import step_scores
+            from analysis.index import LoadedTables, step_scores
 
             with LoadedTables(result) as tables:
                 return step_scores(tables, judgments=judgments)

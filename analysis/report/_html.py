@@ -31,41 +31,37 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from analysis._format import cell, header, interval, no_interval, share
 from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
 from analysis._scores import of_judge, turn_scores
-from analysis.export._paths import without_home
-from analysis.findings._collect import collect_findings
-from analysis.findings._finding import Finding, findings_for_condition
-from analysis.index._collection import Collection
+from analysis.export import without_home
+from analysis.findings import Finding, collect_findings, findings_for_condition
+from analysis.index import Collection
 from analysis.models import Condition, Judgment, LoadResult, ParseIssue, Session
 from analysis.report._data import ReportData
 from analysis.report._templates import inlined, render
-from analysis.study._charts import (
+from analysis.study import (
+    StudyTables,
     adjudication_load_chart,
     ai_sides_chart,
     before_after_chart,
     causes_chart,
     raw_agreement_chart,
 )
-from analysis.study._tables import StudyTables
-from analysis.views._charts import (
+from analysis.views import (
+    SCORE_COLUMNS,
     ablation_chart,
-    findings_chart,
-    score_distribution_chart,
-    turn_scores_chart,
-)
-from analysis.views._images import chart_spec, vega_javascript
-from analysis.views._review import (
     ablation_steps,
+    ablation_table,
     ambiguous_steps,
     ambiguous_turns,
-    findings_summary,
-    worst_steps,
-)
-from analysis.views._tables import (
-    SCORE_COLUMNS,
-    ablation_table,
+    chart_spec,
+    findings_chart,
     findings_frame,
+    findings_summary,
     overview_of,
+    score_distribution_chart,
+    turn_scores_chart,
     turn_table,
+    vega_javascript,
+    worst_steps,
 )
 
 MAX_TABLE_ROWS = 500
@@ -421,7 +417,7 @@ def _glance(
     """The figures a stakeholder reads first, each with its interval (``(key, label, value)``:
     sessions, what was judged, mean TSQ, agreement with people where they labelled steps),
     and the table of the worst tools, if any tool has enough judged steps."""
-    from analysis.index._trends import agreement, trends
+    from analysis.index import agreement, trends
 
     figures = [
         ("sessions", "Sessions", f"{overview.height:,}"),
@@ -660,7 +656,7 @@ def _trends_sections(steps: pl.DataFrame | None) -> list[ReportSection]:
     """TSQ over time and per agent version and tool (the collection's trends, from these
     sessions and judgments), and the last two agent versions compared: differences only with
     their intervals, and a change inside the noise said to be one."""
-    from analysis.index._trends import readable_trends, shift, trend_chart, trends
+    from analysis.index import readable_trends, shift, trend_chart, trends
 
     if steps is None:
         return []
@@ -702,7 +698,7 @@ def _agents_section(steps: pl.DataFrame) -> list[ReportSection]:
     """Where the sessions come from both coding agents: each one's TSQ, calls per turn, tool
     errors and split-vote share, and the two compared (the one with more judged steps first).
     Other formats (OpenAI-format trajectories, foreign traces) are no coding agent's."""
-    from analysis.index._trends import readable_trends, shift, trends
+    from analysis.index import readable_trends, shift, trends
 
     agents = trends(steps, "agent").filter(
         (pl.col("judged") > 0) & pl.col("agent").is_in(["claude-code", "codex"])

@@ -5,10 +5,16 @@ from ._adjudicator import (
     adjudicate_open as adjudicate_open,
 )
 from ._agreement import (
+    DEFAULT_RESAMPLES as DEFAULT_RESAMPLES,
+    DEFAULT_SEED as DEFAULT_SEED,
     AgreementReport as AgreementReport,
     ClassAgreement as ClassAgreement,
+    FieldAgreement as FieldAgreement,
     PairAgreement as PairAgreement,
     agreement_report as agreement_report,
+    cells as cells,
+    kappa_of_table as kappa_of_table,
+    kappa_statistic as kappa_statistic,
     pair_agreement as pair_agreement,
 )
 from ._charts import (
@@ -45,6 +51,7 @@ from ._judge_labels import (
 from ._labels import (
     LabelSet as LabelSet,
     read_labels as read_labels,
+    read_rows as read_rows,
 )
 from ._reconcile import (
     all_decisions as all_decisions,

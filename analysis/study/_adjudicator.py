@@ -13,11 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from analysis.judge._chainpoll import JudgeConfig
-from analysis.llm._client import open_client
-from analysis.llm._config import LLMConfig
-from analysis.llm._cost import RunStats
-from analysis.llm._request import StructuredRequest, ToolSpec
+from analysis.judge import JudgeConfig
+from analysis.llm import LLMConfig, RunStats, StructuredRequest, ToolSpec, open_client
 from analysis.models import Session
 from analysis.study._config import FieldSpec, LabelConfig
 from analysis.study._reconcile import open_disagreements

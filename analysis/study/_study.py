@@ -12,8 +12,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from analysis.ingest._loader import load
-from analysis.ingest._roots import OUTSIDE_REASON, inside_root
+from analysis.ingest import OUTSIDE_REASON, inside_root, load
 from analysis.models import ParseIssue, Session
 from analysis.study._config import LabelConfig, LabelError, default_config, read_config
 from analysis.study._labels import ID_COLUMNS, LabelSet, first_columns, read_labels

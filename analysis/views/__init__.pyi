@@ -14,8 +14,10 @@ from ._frames import (
     turns_frame as turns_frame,
 )
 from ._images import (
+    chart_spec as chart_spec,
     chart_to_png as chart_to_png,
     chart_to_svg as chart_to_svg,
+    vega_javascript as vega_javascript,
 )
 from ._results import (
     ResultView as ResultView,
@@ -36,6 +38,8 @@ from ._review import (
     worst_steps as worst_steps,
 )
 from ._tables import (
+    FINDING_SCHEMA as FINDING_SCHEMA,
+    OVERVIEW_BASE as OVERVIEW_BASE,
     SCORE_COLUMNS as SCORE_COLUMNS,
     ablation_table as ablation_table,
     findings_frame as findings_frame,
@@ -43,6 +47,7 @@ from ._tables import (
     judgments_frame as judgments_frame,
     matches_words as matches_words,
     overview_of as overview_of,
+    session_labels as session_labels,
     session_names_of as session_names_of,
     session_overview as session_overview,
     short_ids as short_ids,

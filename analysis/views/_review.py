@@ -16,14 +16,14 @@ from typing import Any
 import polars as pl
 
 from analysis._scores import judgments_frame, turn_scores
-from analysis.findings._explain import why_this_score
-from analysis.findings._finding import (
+from analysis.findings import (
     SEVERITIES,
     Finding,
     finding_scope,
     findings_for_condition,
     findings_for_step,
     findings_for_turn,
+    why_this_score,
 )
 from analysis.models import (
     CORRECT,
@@ -36,8 +36,7 @@ from analysis.models import (
     StepKey,
     majority_label,
 )
-from analysis.render._judge_input import CONDITIONS, render_call
-from analysis.render._steps import turn_steps
+from analysis.render import CONDITIONS, render_call, turn_steps
 from analysis.views._frames import turns_frame
 from analysis.views._tables import findings_frame, turn_verdicts, with_verdict_kind
 
@@ -401,7 +400,7 @@ def labelling_queue(
     label tells the most), then steps judged incorrect, then the rest; ties in session order.
     Unscored steps are not offered: the judge gave them no label to compare.
     """
-    from analysis.study._judge_labels import step_item_id
+    from analysis.study import step_item_id
 
     done = set(labelled)
     rows = []

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from analysis._scores import judgments_frame as judgments_frame, turn_scores as turn_scores
-from analysis.findings._finding import Finding, findings_for_condition
+from analysis.findings import Finding, findings_for_condition
 from analysis.models import CORRECT, INCORRECT, Condition, Judgment, Session, Turn, verdict_of
-from analysis.render._steps import Step, find_step, turn_steps
+from analysis.render import Step, find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame
 
 FINDING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {

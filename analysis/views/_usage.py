@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis.catalog._menus import baseline_catalog
+from analysis.catalog import baseline_catalog
 from analysis.claude import read_registry, registry_path, thread_members
 from analysis.models import MenuSnapshot, Session, ToolCatalog, ToolDef
 from analysis.views._frames import tool_calls_frame
