@@ -60,7 +60,6 @@ from .ingest import (
 )
 from .judge import (
     JudgeConfig as JudgeConfig,
-    JudgeError as JudgeError,
     JudgeSpec as JudgeSpec,
     JudgeSpecError as JudgeSpecError,
     default_spec as default_spec,
@@ -72,11 +71,13 @@ from .judge import (
     of_judge as of_judge,
     read_spec as read_spec,
 )
+from .llm import LLMError as LLMError
 from .models import (
     Judgment as Judgment,
     LoadResult as LoadResult,
     ParseIssue as ParseIssue,
     Session as Session,
+    Step as Step,
     ToolCall as ToolCall,
     ToolCatalog as ToolCatalog,
     ToolDef as ToolDef,
@@ -86,7 +87,6 @@ from .models import (
 from .render import (
     CONDITIONS as CONDITIONS,
     JudgeInput as JudgeInput,
-    Step as Step,
     judge_inputs as judge_inputs,
     render_call as render_call,
     render_step as render_step,
@@ -99,9 +99,9 @@ from .report import (
     render_report as render_report,
 )
 from .study import (
-    AdjudicationStore as AdjudicationStore,
     AgreementReport as AgreementReport,
     Decision as Decision,
+    LabelStore as LabelStore,
     Study as Study,
     StudyTables as StudyTables,
     adjudicate_open as adjudicate_open,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
@@ -273,6 +274,33 @@ class Session(_Model):
 
 Label = Literal["correct", "incorrect"]
 """A step's tool choice as one vote, one person or a score's majority says it."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One model response of a turn (or of a subagent run spawned in it): the unit that chose a
+    tool. ``analysis.render.turn_steps`` lists a turn's steps."""
+
+    turn: Turn
+    index: int
+    """Position among the responses of the turn, or of the subagent run (0-based)."""
+    message: AssistantMessage
+    parent_call: ToolCall | None = None
+    """For a subagent's step: the call that spawned the subagent."""
+
+    @property
+    def message_id(self) -> str:
+        return self.message.id
+
+    @property
+    def parent_call_id(self) -> str | None:
+        return self.parent_call.id if self.parent_call is not None else None
+
+    @property
+    def calls_tools(self) -> bool:
+        return bool(self.message.tool_calls)
+
+
 CORRECT: Final = "correct"
 INCORRECT: Final = "incorrect"
 MAJORITY = 0.5
@@ -388,7 +416,7 @@ class Judgment(_Model):
     judge_id: str | None = None
     """The judge spec's ``name#hash`` (``analysis.judge.JudgeSpec.judge_id``); None in files
     written before specs existed. Judgments of different judges are never merged."""
-    rubric_version: str
+    spec_name: str
     condition: Condition
     catalog_size: NonNegativeInt
     call_rendered: bool

@@ -27,7 +27,7 @@ from fake_anthropic import API_KEY, FakeAnthropic  # noqa: E402
 from analysis.align import Judging, label_set, labelled_steps, render_items, run_align  # noqa: E402
 from analysis.judge import JudgeSpec, default_spec  # noqa: E402
 from analysis.models import AssistantMessage, Session, ToolCall, Turn, step_item_id  # noqa: E402
-from analysis.study import AdjudicationStore, StepLabel  # noqa: E402
+from analysis.study import LabelStore, StepLabel  # noqa: E402
 
 
 def sessions_and_labels(steps: int) -> tuple[list[Session], list[StepLabel]]:
@@ -96,7 +96,7 @@ def measure(
 ) -> None:
     """One row: the loop per spec from the vote cache, and the rendering baseline."""
     sessions, labels = sessions_and_labels(size)
-    store = AdjudicationStore(work / f"labels-{size}.sqlite")
+    store = LabelStore(work / f"labels-{size}.sqlite")
     store.save_step_labels(labels)
     labelled = label_set(store)
 

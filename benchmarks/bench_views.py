@@ -61,7 +61,7 @@ def step_judgment(
         n_valid=len(votes),
         n_discarded=3 - len(votes),
         model="m",
-        rubric_version="r",
+        spec_name="r",
         condition="full",
         catalog_size=10,
         call_rendered=True,

@@ -34,7 +34,7 @@ from workbench.council import council_source
 @st.cache_data(show_spinner="Measuring the judge specs…")
 def alignment_sample(store: str, labels_version: int) -> analysis.align.AlignReport:
     """The sample's loop, measured again whenever a label is saved (``labels_version``)."""
-    return analysis.align.sample_loop(analysis.AdjudicationStore(store))
+    return analysis.align.sample_loop(analysis.LabelStore(store))
 
 
 page_frame("agreement")
@@ -119,7 +119,7 @@ def _bounds(bounds: tuple[float, float] | None, percent: bool) -> str | None:
 
 
 judgments, self_preference = workspace_judgments()
-step_store = analysis.AdjudicationStore(study_store_path())  # where the Turn page saves labels
+step_store = analysis.LabelStore(study_store_path())  # where the Turn page saves labels
 people = stored_step_labels(step_store)
 if not judgment_labels(judgments).is_empty() or not people.is_empty():
     st.header("TSQ judge vs people")

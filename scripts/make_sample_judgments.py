@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import analysis
-from analysis.judge import RUBRIC_VERSION, judgment
+from analysis.judge import DEFAULT_SPEC_NAME, judgment
 from analysis.models import Judgment, Vote
 from analysis.render import CONDITIONS, JudgeInput, render_step, turn_steps
 
@@ -64,7 +64,7 @@ def main() -> None:
                                 "step_index": rendered.step_index,
                                 "message_id": rendered.message_id,
                                 "parent_call_id": rendered.parent_call_id,
-                                "rubric_version": RUBRIC_VERSION,
+                                "spec_name": DEFAULT_SPEC_NAME,
                             }
                         )
                     )

@@ -266,7 +266,7 @@ JUDGMENT_LINE_FIELDS = {
     "n_discarded",
     "model",
     "judge_id",
-    "rubric_version",
+    "spec_name",
     "condition",
     "catalog_size",
     "call_rendered",

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from fake_anthropic import API_KEY, FakeAnthropic
 
-from analysis.study import AdjudicationStore, comparisons, load_study, reconcile, study_tables
+from analysis.study import LabelStore, comparisons, load_study, reconcile, study_tables
 
 STUDY = Path(__file__).resolve().parents[1] / "sample_data" / "council_vs_human"
 TRANSCRIBED = "cvh-059"  # has a transcript with 2 repeated calls
@@ -61,7 +61,7 @@ def test_every_open_disagreement_is_decided_by_the_rule_and_recorded(small_study
         again = adjudicate(fake, small_study, db)
         assert again.returncode == 0
         assert len(fake.script.messages) == len(prompts)  # nothing left to ask
-    decisions = AdjudicationStore(db).decisions()
+    decisions = LabelStore(db).decisions()
     assert len(decisions) == expected.height
     assert {d.adjudicator for d in decisions} == {"claude-judge-4-5"}
     assert {d.adjudicator_kind for d in decisions} == {"ai"}
@@ -69,7 +69,7 @@ def test_every_open_disagreement_is_decided_by_the_rule_and_recorded(small_study
     assert len(prompts) == expected.height + 3
     assert f"{expected.height} decided" in run.stdout
 
-    tables = study_tables(study, AdjudicationStore(db), resamples=0)
+    tables = study_tables(study, LabelStore(db), resamples=0)
     by_ai = tables.reconciled.filter(pl.col("source") == "ai")
     assert by_ai.height == expected.height
     proposed = by_ai.filter(pl.col("proposal_side").is_not_null())
@@ -98,7 +98,7 @@ def test_departures_from_the_rule_are_visible(small_study, tmp_path):
     with FakeAnthropic() as fake:
         fake.script.contrary_field = "efficiency_bucket"
         assert adjudicate(fake, small_study, db).returncode == 0
-    tables = study_tables(load_study(small_study), AdjudicationStore(db), resamples=0)
+    tables = study_tables(load_study(small_study), LabelStore(db), resamples=0)
     sides = {row["field"]: row for row in tables.ai_sides.iter_rows(named=True)}
     efficiency = sides["efficiency_bucket"]
     assert efficiency["followed_rule"] == 0
@@ -122,7 +122,7 @@ def test_failures_leave_disagreements_open_and_say_why(small_study, tmp_path):
         assert failed.returncode == 1
         assert "left open (no valid decision in 3 attempts)" in failed.stderr
         assert "Traceback" not in failed.stderr
-        assert AdjudicationStore(db).decisions() == []
+        assert LabelStore(db).decisions() == []
         retried = adjudicate(fake, small_study, db, "--limit", "2")
     assert retried.returncode == 0
-    assert len(AdjudicationStore(db).decisions()) == 2
+    assert len(LabelStore(db).decisions()) == 2

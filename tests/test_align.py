@@ -36,7 +36,7 @@ from analysis.align import (
     references,
 )
 from analysis.judge import JudgeSpecError, default_spec, read_spec, spec_toml
-from analysis.study import TOOL_SELECTION, AdjudicationStore, StepLabel, pair_agreement
+from analysis.study import TOOL_SELECTION, LabelStore, StepLabel, pair_agreement
 
 ALIGNMENT = analysis.sample_data_dir() / "alignment"
 RULE = "Searching local file contents with grep or rg through the Bash tool"
@@ -211,7 +211,7 @@ def test_the_split_is_deterministic_stratified_and_never_moves_a_session(tmp_pat
     assert test & flagged
     assert flagged - test
     assert len(test) == 9  # 30% of 10 flagged + 30% of 20 others
-    store = AdjudicationStore(tmp_path / "labels.sqlite")
+    store = LabelStore(tmp_path / "labels.sqlite")
     store.save_step_labels(_labels(rows))
     before = label_set(store).splits
     more = [(f"t{n:02d}:1:0", "bob", "correct") for n in range(10)]
@@ -226,7 +226,7 @@ def test_people_split_evenly_give_no_reference():
 
 
 def test_tuning_refuses_a_test_step(tmp_path):
-    store = AdjudicationStore(tmp_path / "labels.sqlite")
+    store = LabelStore(tmp_path / "labels.sqlite")
     rows = [(f"s{n:02d}:0:0", "alice", "incorrect" if n % 2 else "correct") for n in range(20)]
     store.save_step_labels(_labels(rows))
     labelled = label_set(store)
@@ -342,7 +342,7 @@ def test_the_loop_prefers_the_spec_that_catches_more_and_reports_it_on_test(tmp_
         assert score["per_class"][0]["value"] == "incorrect"
     # Independently: people's majority per step from the file, the rule's verdicts from the fake.
     people = _people_majority(labels)
-    splits = label_set(AdjudicationStore(_default_store(tmp_path))).splits
+    splits = label_set(LabelStore(_default_store(tmp_path))).splits
     dev_items = [item for item in people if splits[item.split(":")[0]] == "dev"]
     assert dev[team_id]["n"] == len(dev_items)
     wrong = [item for item in dev_items if people[item] == "incorrect"]
@@ -434,7 +434,7 @@ def test_examples_and_proposals_are_made_from_dev_steps_only(tmp_path, fake, spe
     made = sorted(out.glob("*.judge.toml"))
     assert len(made) == 2
     assert len(list(out.glob("*.diff"))) == 2
-    labelled = label_set(AdjudicationStore(_default_store(tmp_path)))
+    labelled = label_set(LabelStore(_default_store(tmp_path)))
     for path in made:
         spec = read_spec(path)
         assert spec.parent == read_spec(specs[0]).judge_id
@@ -469,7 +469,7 @@ def test_adopting_a_spec_is_recorded_and_rejudging_lists_changed_verdicts(tmp_pa
         "align", "--labels", str(db), "--adopt", str(specs[1]), "--who", "alice", data_dir=tmp_path
     )
     assert done.returncode == 0, done.stderr
-    adoption = AdjudicationStore(db).adoptions()[-1]
+    adoption = LabelStore(db).adoptions()[-1]
     assert (adoption.judge_id, adoption.adopted_by) == (read_spec(specs[1]).judge_id, "alice")
     out = tmp_path / "judged.jsonl"
     transcripts = str(ALIGNMENT / "transcripts")
@@ -602,7 +602,7 @@ def test_an_out_file_that_is_not_judgments_is_refused_before_any_request(tmp_pat
 def test_a_cause_a_person_sets_replaces_the_suggested_one(tmp_path):
     db = tmp_path / "labels.sqlite"
     labels, _ = read_step_labels(ALIGNMENT / "labels.csv")
-    AdjudicationStore(db).save_step_labels(labels)
+    LabelStore(db).save_step_labels(labels)
     bad = _tsq("align", "--labels", str(db), "--set-cause", "x=because", data_dir=tmp_path)
     assert bad.returncode == 2
     assert "CAUSE one of menu_gap" in bad.stderr

@@ -238,7 +238,7 @@ def test_turn_level_judgments_are_still_shown(tmp_path):
         "n_valid": 3,
         "n_discarded": 0,
         "model": "older judge",
-        "rubric_version": "tsq-rubric/1",
+        "spec_name": "tsq-rubric/1",
         "condition": "full",
         "catalog_size": 10,
         "call_rendered": True,

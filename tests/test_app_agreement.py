@@ -123,7 +123,7 @@ def test_adjudication_is_saved_and_survives_a_restart_and_two_tabs(fresh_study):
     decide(first_tab, "ana", "council", "first tab")
     # The second tab still shows the same disagreement; its save is kept too, and is the latest.
     decide(second_tab, "ben", "human", "second tab")
-    store = analysis.AdjudicationStore(analysis.study.default_store_path(fresh_study))
+    store = analysis.LabelStore(analysis.study.default_store_path(fresh_study))
     saved = store.decisions()
     assert [(d.adjudicator, d.side, d.note) for d in saved] == [
         ("ana", "council", "first tab"),

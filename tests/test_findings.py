@@ -17,13 +17,14 @@ from analysis.models import (
     AssistantMessage,
     Judgment,
     Session,
+    Step,
     ToolCall,
     ToolCatalog,
     ToolDef,
     Turn,
     Vote,
 )
-from analysis.render import Step, turn_steps
+from analysis.render import turn_steps
 
 
 def judgment(
@@ -39,7 +40,7 @@ def judgment(
         n_valid=len(votes),
         n_discarded=requested - len(votes),
         model="m",
-        rubric_version="r",
+        spec_name="r",
         condition=condition,
         catalog_size=catalog,
         call_rendered=rendered,
@@ -280,7 +281,7 @@ def step_judgment(step: Step, session_id, verdicts, condition="full", requested=
         "n_valid": len(verdicts),
         "n_discarded": requested - len(verdicts),
         "model": "m",
-        "rubric_version": "r",
+        "spec_name": "r",
         "condition": condition,
         "catalog_size": 10,
         "call_rendered": bool(step.message.tool_calls) and condition != "catalog_no_call",
@@ -661,7 +662,7 @@ def _votes(*verdicts, discarded=0):
         n_valid=len(verdicts),
         n_discarded=discarded,
         model="hand-built",
-        rubric_version="test",
+        spec_name="test",
         condition="full",
         catalog_size=20,
         call_rendered=True,

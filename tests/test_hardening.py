@@ -199,10 +199,10 @@ def test_a_huge_labels_cell_costs_only_its_row_and_lines_are_counted_from_one(tm
 
 
 def _create_and_save(path: str, who: str, start: object) -> None:
-    from analysis.study import AdjudicationStore, Decision
+    from analysis.study import Decision, LabelStore
 
     start.wait()  # type: ignore[attr-defined]
-    store = AdjudicationStore(path)
+    store = LabelStore(path)
     store.save(
         Decision(
             item_id="i",
@@ -221,7 +221,7 @@ def test_eight_processes_creating_one_new_store_at_once_lose_nothing(tmp_path):
     """Twelve rounds of eight processes creating the same new store and saving at once."""
     import multiprocessing
 
-    from analysis.study import AdjudicationStore
+    from analysis.study import LabelStore
 
     context = multiprocessing.get_context("forkserver")
     for round_ in range(12):
@@ -235,5 +235,5 @@ def test_eight_processes_creating_one_new_store_at_once_lose_nothing(tmp_path):
         for worker in workers:
             worker.join(timeout=120)
         assert [worker.exitcode for worker in workers] == [0] * 8, f"round {round_}"
-        saved = sorted(d.adjudicator for d in AdjudicationStore(path).decisions())
+        saved = sorted(d.adjudicator for d in LabelStore(path).decisions())
         assert saved == [f"p{n}" for n in range(8)]

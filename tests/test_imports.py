@@ -184,9 +184,7 @@ STAGE_MODULES = sorted(
 )
 
 
-@pytest.mark.parametrize(
-    "path", STAGE_MODULES, ids=lambda p: str(p.relative_to(REPO / "analysis"))
-)
+@pytest.mark.parametrize("path", STAGE_MODULES, ids=lambda p: str(p.relative_to(REPO / "analysis")))
 def test_stages_import_each_others_public_names_only(path: Path) -> None:
     """A stage reaches another through its face (``analysis.render``, not
     ``analysis.render._steps``); only its own modules and the helpers below every stage
@@ -194,9 +192,7 @@ def test_stages_import_each_others_public_names_only(path: Path) -> None:
     own = path.relative_to(REPO / "analysis").parts[0]
     found = _private_imports(path.read_text(encoding="utf-8"))
     below = [name.split(".")[1] for name in found]  # its own stage, "_format", or another
-    assert [
-        n for n, part in zip(found, below, strict=True) if part[0] != "_" and part != own
-    ] == []
+    assert [n for n, part in zip(found, below, strict=True) if part[0] != "_" and part != own] == []
 
 
 @pytest.mark.parametrize("notebook", sorted((REPO / "notebooks").glob("*.ipynb")), ids=str)

@@ -16,7 +16,7 @@ from hypothesis import given, strategies as st
 import analysis
 from analysis.align import label_set, labelled_steps, read_step_labels
 from analysis.models import StepKey, item_session_id, parse_step_item_id, step_item_id
-from analysis.study import AdjudicationStore, StepLabel
+from analysis.study import LabelStore, StepLabel
 
 ALIGNMENT = analysis.sample_data_dir() / "alignment"
 
@@ -128,7 +128,7 @@ def test_the_split_keeps_each_session_by_its_own_id_in_one_part(tmp_path):
         )
         for item, session in made.items()
     ]
-    split = label_set(AdjudicationStore(tmp_path / "labels.sqlite"), labels)
+    split = label_set(LabelStore(tmp_path / "labels.sqlite"), labels)
     assert set(split.refs) == set(made)
     assert set(split.splits) == set(sessions)
     for item, session in made.items():
@@ -165,9 +165,7 @@ def test_tsq_align_finds_the_labelled_steps_of_a_session_whose_id_holds_a_colon(
     assert not issues
     loaded = analysis.load([folder])
     assert sorted(s.session_id for s in loaded.sessions) == sorted({s for s, _ in rows})
-    found = labelled_steps(
-        loaded.sessions, label_set(AdjudicationStore(tmp_path / "l.sqlite"), labels)
-    )
+    found = labelled_steps(loaded.sessions, label_set(LabelStore(tmp_path / "l.sqlite"), labels))
     assert sorted(
         (s.session_id, turn, step, call) for s, turn, step, call in found.values()
     ) == sorted((session, turn, 0, None) for session, turn in rows)

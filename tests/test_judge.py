@@ -10,7 +10,8 @@ from conftest import BAD, assert_seed_ablation_contract
 from fake_anthropic import API_KEY, FakeAnthropic, prompt_of
 
 import analysis
-from analysis.judge import JudgeConfig, JudgeError, judge_rendered
+from analysis.judge import JudgeConfig, judge_rendered
+from analysis.llm import LLMError
 from analysis.render import render_turn
 
 
@@ -126,7 +127,7 @@ def test_model_by_display_name_and_unknown_model(fake, tmp_path, bad_choices):
     (judgment,), _ = run(turns, config(fake, tmp_path, model="Claude Judge 4.5"))
     assert judgment.model == "claude-judge-4-5"
     with pytest.raises(
-        JudgeError, match=r"Unknown judge model 'claude-judge-4'.*closest: claude-judge-4-5"
+        LLMError, match=r"Unknown judge model 'claude-judge-4'.*closest: claude-judge-4-5"
     ):
         run(turns, config(fake, tmp_path, model="claude-judge-4"))
     assert fake.script.messages[-1]["model"] == "claude-judge-4-5"  # no vote for the bad name
@@ -134,7 +135,7 @@ def test_model_by_display_name_and_unknown_model(fake, tmp_path, bad_choices):
 
 def test_a_rejected_key_says_so(fake, tmp_path, bad_choices):
     turns = [render_turn(bad_choices, bad_choices.turns[0])]
-    with pytest.raises(JudgeError, match="The API key was rejected"):
+    with pytest.raises(LLMError, match="The API key was rejected"):
         run(turns, config(fake, tmp_path, api_key="wrong"))
     assert fake.script.messages == []
 

@@ -23,7 +23,7 @@ from fake_openai import FakeOpenAI
 from pydantic import BaseModel
 
 import analysis
-from analysis.judge import JudgeConfig, JudgeError, estimate_run, judge_rendered
+from analysis.judge import JudgeConfig, estimate_run, judge_rendered
 from analysis.llm import LLMClient, LLMConfig, LLMError, StructuredRequest, tool_for
 
 API_KEY = "test-key"  # both fake servers' key
@@ -281,7 +281,7 @@ def test_the_estimate_carries_the_refusal_the_judge_page_shows(tmp_path):
             system=huge,
             cache_dir=tmp_path,
         )
-        with pytest.raises(JudgeError) as caught:
+        with pytest.raises(LLMError) as caught:
             asyncio.run(judge_rendered(units, config))
         assert fake.requests_seen == 0
     assert str(caught.value) == refusal

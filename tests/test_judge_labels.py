@@ -20,7 +20,7 @@ from analysis.judge import load_judgments
 from analysis.models import Judgment
 from analysis.study import (
     TOOL_SELECTION,
-    AdjudicationStore,
+    LabelStore,
     StepLabel,
     agreement_report,
     judgment_labels,
@@ -73,7 +73,7 @@ def test_item_ids_majority_ties_and_skipped_judgments(sample_judgments):
 
 
 def _save_labels(path: str, who: str, count: int) -> None:
-    store = AdjudicationStore(path)  # every process creates the tables itself
+    store = LabelStore(path)  # every process creates the tables itself
     for number in range(count):
         value = "incorrect" if number % 2 else "correct"
         store.save_step_label(
@@ -93,7 +93,7 @@ def test_step_labels_round_trip_beside_decisions_and_four_processes_at_once(tmp_
     for process in processes:
         process.join(timeout=120)
         assert process.exitcode == 0
-    store = AdjudicationStore(path)
+    store = LabelStore(path)
     history = store.step_labels(history=True)
     assert len(history) == 4 * 25
     current = store.step_labels()
@@ -108,7 +108,7 @@ def test_step_labels_round_trip_beside_decisions_and_four_processes_at_once(tmp_
     assert set(rows["rater_kind"]) == {"human"}
     assert set(rows["field"]) == {"tool_selection"}
     # A restart reads what was saved.
-    assert len(AdjudicationStore(path).step_labels()) == 20
+    assert len(LabelStore(path).step_labels()) == 20
 
 
 HUMAN = ["correct"] * 12 + ["incorrect"] * 5 + ["correct", "incorrect", "incorrect"]
@@ -137,7 +137,7 @@ def test_per_class_and_majority_baseline_match_sklearn():
 
 
 def test_judge_vs_people_through_the_report(tmp_path, sample_judgments):
-    store = AdjudicationStore(tmp_path / "s.sqlite")
+    store = LabelStore(tmp_path / "s.sqlite")
     judge = judgment_labels(sample_judgments)
     for item, value in judge.select("item_id", "value").iter_rows():
         flipped = "incorrect" if item.endswith(":1:0") else value
@@ -154,7 +154,7 @@ def test_judge_vs_people_through_the_report(tmp_path, sample_judgments):
     assert catches.recall == pytest.approx(recall_score(human, judged, pos_label="incorrect"))
 
 
-def store_values(store: AdjudicationStore) -> dict[str, str]:
+def store_values(store: LabelStore) -> dict[str, str]:
     return {label.item_id: label.value for label in store.step_labels()}
 
 
@@ -170,7 +170,7 @@ def test_labelling_queue_offers_split_votes_first(sample_judgments):
 
 def test_tsq_agreement_compares_the_judge_with_stored_step_labels(tmp_path, sample_judgments):
     db = tmp_path / "store.sqlite"
-    store = AdjudicationStore(db)
+    store = LabelStore(db)
     for item, value in judgment_labels(sample_judgments).select("item_id", "value").iter_rows():
         wrong = item.startswith(RICH) and item.endswith(":0:0")
         store.save_step_label(
@@ -313,7 +313,7 @@ def test_merged_labels_let_the_later_win_in_the_order_rows_first_came():
 def test_the_judge_against_people_is_the_pairs_of_a_person_and_an_llm(sample_judgments, tmp_path):
     """The pairs the Agreement page shows and ``tsq agreement --judgments`` details: a person
     against the judge, never two people or two judges."""
-    store = analysis.AdjudicationStore(tmp_path / "store.sqlite")
+    store = analysis.LabelStore(tmp_path / "store.sqlite")
     items = [j.item_id for j in sample_judgments if j.condition == "full" and j.score is not None]
     store.save_step_labels(
         [

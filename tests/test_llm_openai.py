@@ -19,7 +19,7 @@ from fake_openai import API_KEY, FakeOpenAI
 from pydantic import BaseModel
 
 import analysis
-from analysis.judge import JudgeConfig, JudgeError, estimate_run, judge_rendered
+from analysis.judge import JudgeConfig, estimate_run, judge_rendered
 from analysis.llm import (
     PROVIDERS,
     LLMClient,
@@ -125,7 +125,7 @@ def test_the_judge_reads_the_provider_when_it_starts(fake, tmp_path):
     config = JudgeConfig(model="openai:gpt-4o-judge", base_url=fake.url)
     assert (config.llm_config().provider, config.llm_config().model) == ("openai", "gpt-4o-judge")
     wrong = JudgeConfig(model="mistral:large")  # built fine: the CLI reports it when it runs
-    with pytest.raises(JudgeError, match=r"^Unknown model provider 'mistral'"):
+    with pytest.raises(LLMError, match=r"^Unknown model provider 'mistral'"):
         asyncio.run(judge_rendered([], wrong))
 
 
@@ -406,11 +406,11 @@ def test_both_providers_split_votes_retry_and_cache(server, tmp_path, bad_choice
 def test_both_providers_word_model_and_key_errors_alike(server, tmp_path, bad_choices):
     fake, model, _, _ = server
     turn = [render_turn(bad_choices, bad_choices.turns[0])]
-    with pytest.raises(JudgeError) as caught:
+    with pytest.raises(LLMError) as caught:
         run(turn, judge_config(server, tmp_path, model=model[:-1]))
     assert str(caught.value).startswith(f"Unknown judge model {model.split(':')[-1][:-1]!r}")
     assert "key" not in str(caught.value).lower()
-    with pytest.raises(JudgeError, match=r"^The API key was rejected \(HTTP 401\); check "):
+    with pytest.raises(LLMError, match=r"^The API key was rejected \(HTTP 401\); check "):
         run(turn, judge_config(server, tmp_path, api_key="wrong"))
     assert fake.script.messages == []
 
@@ -418,7 +418,7 @@ def test_both_providers_word_model_and_key_errors_alike(server, tmp_path, bad_ch
 def test_batch_mode_is_refused_for_an_openai_compatible_model(fake, tmp_path, bad_choices):
     turn = [render_turn(bad_choices, bad_choices.turns[0])]
     config = JudgeConfig(model="openai:gpt-4o-judge", base_url=fake.url, api_key=API_KEY)
-    with pytest.raises(JudgeError) as caught:
+    with pytest.raises(LLMError) as caught:
         run(turn, config, batch=True)
     assert str(caught.value) == (
         "Batch mode is not available for openai: models (OpenAI-compatible endpoints); "
@@ -428,10 +428,10 @@ def test_batch_mode_is_refused_for_an_openai_compatible_model(fake, tmp_path, ba
 
 
 def test_the_adjudicator_runs_on_an_openai_compatible_model(fake, tmp_path):
-    from analysis.study import AdjudicationStore, adjudicate_open, load_study
+    from analysis.study import LabelStore, adjudicate_open, load_study
 
     study = load_study(analysis.sample_data_dir() / "council_vs_human")
-    store = AdjudicationStore(tmp_path / "decisions.sqlite")
+    store = LabelStore(tmp_path / "decisions.sqlite")
     config = LLMConfig(model="openai:gpt-4o-judge", base_url=fake.url, api_key=API_KEY)
     done = asyncio.run(adjudicate_open(study, store, config, limit=3))
     assert len(done.decided) == 3

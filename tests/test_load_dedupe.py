@@ -251,7 +251,7 @@ def test_a_judgments_file_of_one_line_loads(tmp_path):
         "n_valid": 1,
         "n_discarded": 0,
         "model": "m",
-        "rubric_version": "tsq-rubric/2",
+        "spec_name": "tsq-rubric/2",
         "condition": "full",
         "catalog_size": 10,
         "call_rendered": True,

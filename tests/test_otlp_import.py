@@ -355,7 +355,7 @@ def test_an_evaluation_event_from_another_producer_is_a_judgment_of_its_step(tmp
         "n_discarded": 0,
         "model": "external",
         "judge_id": None,
-        "rubric_version": "external",
+        "spec_name": "external",
         "condition": "full",
         "catalog_size": len(TOOLS),
         "call_rendered": True,

@@ -264,7 +264,7 @@ def _judgment(session, turn, step=None, parent=None, verdicts=("correct",), **ex
         "n_valid": len(votes),
         "n_discarded": 3 - len(votes),
         "model": "claude-judge-x",
-        "rubric_version": "tsq-rubric/1",
+        "spec_name": "tsq-rubric/1",
         "condition": "full",
         "catalog_size": 10,
         "call_rendered": True,
@@ -343,7 +343,7 @@ def test_step_judgments_ride_on_their_chat_spans_and_come_back(corpus, tmp_path)
                 else {}
             ),
             "tsq.evaluation.model": "claude-judge-x",
-            "tsq.evaluation.rubric_version": "tsq-rubric/1",
+            "tsq.evaluation.spec_name": "tsq-rubric/1",
             "tsq.evaluation.votes.valid": len(judgment.votes),
             "tsq.evaluation.votes.requested": 3,
             "tsq.evaluation.condition": "full",
@@ -353,7 +353,7 @@ def test_step_judgments_ride_on_their_chat_spans_and_come_back(corpus, tmp_path)
 
 def _comparable(judgments):
     fields = {"session_id", "turn_index", "step_index", "message_id", "parent_call_id", "score"}
-    fields |= {"model", "rubric_version", "n_valid", "n_requested", "condition"}
+    fields |= {"model", "spec_name", "n_valid", "n_requested", "condition"}
     return sorted(json.dumps(j.model_dump(include=fields), sort_keys=True) for j in judgments)
 
 

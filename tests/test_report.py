@@ -450,7 +450,7 @@ def hostile(write_jsonl, tmp_path):
         "n_valid": 2,
         "n_discarded": 0,
         "model": "m",
-        "rubric_version": "tsq-rubric/1",
+        "spec_name": "tsq-rubric/1",
         "condition": "full",
         "catalog_size": 10,
         "call_rendered": True,
@@ -847,7 +847,7 @@ def test_the_first_page_gives_its_figures_with_intervals_in_words(corpus, tmp_pa
     )
     scored = [j for j in judgments if j.score is not None]
     people = {j.item_id: ("correct" if n % 3 else "incorrect") for n, j in enumerate(scored[:40])}
-    store = analysis.AdjudicationStore(tmp_path / "labels.sqlite")
+    store = analysis.LabelStore(tmp_path / "labels.sqlite")
     store.save_step_labels(
         [StepLabel(item_id=item, labeller="alice", value=value) for item, value in people.items()]
     )

@@ -215,7 +215,7 @@ def hostile_tool(write_jsonl, tmp_path):
                 "n_valid": 2,
                 "n_discarded": 0,
                 "model": "m",
-                "rubric_version": "tsq-rubric/1",
+                "spec_name": "tsq-rubric/1",
                 "condition": "full",
                 "catalog_size": 10,
                 "call_rendered": True,

@@ -227,7 +227,7 @@ def test_judgments_travel_as_evaluation_events_with_their_reasoning_redacted(wri
         "n_valid": 3,
         "n_discarded": 0,
         "model": "judge-x",
-        "rubric_version": "tsq-rubric/1",
+        "spec_name": "tsq-rubric/1",
         "condition": "full",
         "catalog_size": 10,
         "call_rendered": True,

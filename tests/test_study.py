@@ -15,11 +15,11 @@ import pytest
 import records as r
 
 from analysis.study import (
-    AdjudicationStore,
     Decision,
     HigherScore,
     HumanUnlessRedundant,
     LabelError,
+    LabelStore,
     PreferSide,
     comparisons,
     decision_history,
@@ -217,15 +217,15 @@ def _decision(number: int, who: str) -> Decision:
 
 
 def _save_many(path: str, who: str, count: int) -> None:
-    store = AdjudicationStore(path)
+    store = LabelStore(path)
     for number in range(count):
         store.save(_decision(number, who))
 
 
 def test_store_survives_a_restart_and_concurrent_tabs_and_processes(tmp_path):
     path = tmp_path / "decisions.sqlite"
-    AdjudicationStore(path).save(_decision(0, "first"))
-    assert [d.note for d in AdjudicationStore(path).decisions()] == ["saved by first"]
+    LabelStore(path).save(_decision(0, "first"))
+    assert [d.note for d in LabelStore(path).decisions()] == ["saved by first"]
 
     tabs = [threading.Thread(target=_save_many, args=(str(path), f"tab{n}", 40)) for n in range(2)]
     for tab in tabs:
@@ -241,14 +241,14 @@ def test_store_survives_a_restart_and_concurrent_tabs_and_processes(tmp_path):
     for process in processes:
         process.join(timeout=60)
         assert process.exitcode == 0
-    saved = AdjudicationStore(path).decisions()
+    saved = LabelStore(path).decisions()
     assert len(saved) == 1 + 4 * 40
     for who in ("tab0", "tab1", "proc0", "proc1"):
         assert sum(d.adjudicator == who for d in saved) == 40
 
 
 def test_a_saved_decision_overrides_the_recorded_one(tmp_path):
-    store = AdjudicationStore(tmp_path / "d.sqlite")
+    store = LabelStore(tmp_path / "d.sqlite")
     study = load_study(STUDY)
     before = study_tables(study, store, resamples=0)
     row = before.reconciled.filter(pl.col("source") == "ai").row(0, named=True)
@@ -311,7 +311,7 @@ def test_bad_files_in_a_study_folder_are_issues_and_the_rest_loads(tmp_path):
 
 def test_decision_history_lists_every_decision_and_what_it_overrode(tmp_path):
     study = load_study(STUDY)
-    store = AdjudicationStore(tmp_path / "d.sqlite")
+    store = LabelStore(tmp_path / "d.sqlite")
     recorded = study.recorded[0]
     for who, side in (("human:eve", "human"), ("human:fay", "council")):
         store.save(

@@ -335,7 +335,7 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
     assert sum(g["labelled"] for g in shown["groups"]) > 20
 
     (session, turn), _ = next((k, v) for k, v in people.items() if v == "correct")
-    analysis.AdjudicationStore(store).save_step_label(
+    analysis.LabelStore(store).save_step_label(
         analysis.study.StepLabel(
             item_id=f"{session}:{turn}:0", labeller="carol", value="incorrect", reason="later"
         )
@@ -344,7 +344,7 @@ def test_agreement_with_people_per_tool_through_the_index_and_parquet(two_versio
     tool = raw[session, turn][0]
     before, after = ({g["tool"]: g for g in run["groups"]}[tool] for run in (shown, again))
     assert after["labelled"] == before["labelled"], "two of three still say correct"
-    analysis.AdjudicationStore(store).save_step_label(
+    analysis.LabelStore(store).save_step_label(
         analysis.study.StepLabel(
             item_id=f"{session}:{turn}:0", labeller="dave", value="incorrect", reason="later"
         )

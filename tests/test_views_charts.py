@@ -166,7 +166,7 @@ def step_judgment(session_id, turn, step, correct, message_id=None, call=None, c
         n_valid=3,
         n_discarded=0,
         model="hand-built",
-        rubric_version="test",
+        spec_name="test",
         condition=condition,
         catalog_size=20,
         call_rendered=True,

@@ -9,7 +9,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis.render import Step
+from analysis.models import Step
 from analysis.views import step_to_open
 from workbench._source import (
     SOURCES,

@@ -13,8 +13,8 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from analysis.models import Condition
-from analysis.render import CONDITIONS, JudgeInput, Step, judged_options
+from analysis.models import Condition, Step
+from analysis.render import CONDITIONS, JudgeInput, judged_options
 from workbench._text import inert
 
 if TYPE_CHECKING:

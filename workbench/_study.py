@@ -32,7 +32,7 @@ class StudyView:
 
     path: str
     study: analysis.Study
-    store: analysis.AdjudicationStore
+    store: analysis.LabelStore
     root: str | None = None
     """The folder the study was read inside (the data root or the bundled samples), if any."""
 
@@ -52,9 +52,9 @@ def load_study(path: str, root: str | None = None) -> analysis.Study:
 
 
 @st.cache_resource
-def decision_store(path: str) -> analysis.AdjudicationStore:
+def decision_store(path: str) -> analysis.LabelStore:
     """One store per file for the whole server: it opens a connection per call."""
-    return analysis.AdjudicationStore(path)
+    return analysis.LabelStore(path)
 
 
 @st.cache_data(show_spinner="Computing the agreement tables…", max_entries=32)
@@ -124,7 +124,7 @@ def people_labels() -> list[analysis.study.StepLabel]:
     """People's current step labels in the store the Turn page saves them to (none yet: no
     store)."""
     store = study_store_path()
-    return analysis.AdjudicationStore(store).step_labels() if store.exists() else []
+    return analysis.LabelStore(store).step_labels() if store.exists() else []
 
 
 def step_label_panel(item_id: str, store_path: Path) -> None:

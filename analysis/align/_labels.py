@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 
 from analysis._jsonio import first_error
 from analysis.models import ParseIssue, item_session_id, step_item_id
-from analysis.study import AdjudicationStore, SplitAssignment, StepLabel, read_rows
+from analysis.study import LabelStore, SplitAssignment, StepLabel, read_rows
 
 Split = Literal["dev", "test"]
 DEFAULT_TEST_SHARE = 0.3
@@ -193,7 +193,7 @@ class LabelSet(BaseModel):
 
 
 def label_set(
-    store: AdjudicationStore,
+    store: LabelStore,
     extra: Sequence[StepLabel] = (),
     test_share: float = DEFAULT_TEST_SHARE,
     seed: int = DEFAULT_SPLIT_SEED,

@@ -33,9 +33,9 @@ from analysis.llm import LLMConfig, LLMError, RunStats, open_client
 from analysis.models import Judgment, Session, step_item_id
 from analysis.render import JudgeInput, render_step, select_steps
 from analysis.study import (
-    AdjudicationStore,
     FieldAgreement,
     LabelSet as RaterLabels,
+    LabelStore,
     agreement_report,
     default_config,
     step_label_rows,
@@ -388,7 +388,7 @@ def _tune(
     return made
 
 
-def sample_store() -> AdjudicationStore:
+def sample_store() -> LabelStore:
     """The label store of the bundled alignment sample: the one ``tsq align --labels
     sample_data/alignment/labels.csv`` keeps its split in, with the sample's labels imported
     the first time, so people's labels from the Turn page join them."""
@@ -397,13 +397,13 @@ def sample_store() -> AdjudicationStore:
     from analysis.study import default_store_path
 
     labels_file = sample_data_dir() / "alignment" / "labels.csv"
-    store = AdjudicationStore(default_store_path(labels_file))
+    store = LabelStore(default_store_path(labels_file))
     if not store.step_labels_version():
         store.save_step_labels(read_step_labels(labels_file)[0])
     return store
 
 
-def sample_loop(store: AdjudicationStore) -> AlignReport:
+def sample_loop(store: LabelStore) -> AlignReport:
     """The bundled alignment sample's loop from its bundled judgments (nothing is asked),
     measured on the labels of ``store`` (:func:`sample_store`): what the app shows without a
     key."""

@@ -30,25 +30,25 @@ if TYPE_CHECKING:
     from analysis.align import AlignReport, Comparison, LabelSet, SpecScore, SplitChoice
     from analysis.judge import JudgeSpec, RunEstimate
     from analysis.models import LoadResult, ParseIssue
-    from analysis.study import AdjudicationStore, StepLabel
+    from analysis.study import LabelStore, StepLabel
 
 EXIT_UNUSABLE = 2
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 
-def _store_or_exit(path: Path) -> AdjudicationStore:
+def _store_or_exit(path: Path) -> LabelStore:
     import sqlite3
 
-    from analysis.study import AdjudicationStore
+    from analysis.study import LabelStore
 
     try:
-        return AdjudicationStore(path)
+        return LabelStore(path)
     except (OSError, sqlite3.Error) as error:
         click.echo(f"{path}: cannot open the label store ({error}).", err=True)
         sys.exit(1)
 
 
-def labels_source(labels: str) -> tuple[AdjudicationStore, Path | None]:
+def labels_source(labels: str) -> tuple[LabelStore, Path | None]:
     """``--labels DB|FILE``: a store, or a labels file read beside its own default store
     (where its split is kept)."""
     from analysis.study import default_store_path
@@ -281,8 +281,7 @@ def run(
 
     from analysis.align import Judging, Tuning, estimate, plan, run_align
     from analysis.findings import collect_findings
-    from analysis.judge import JudgeError
-    from analysis.llm import LLMConfig
+    from analysis.llm import LLMConfig, LLMError
 
     split: SplitChoice = (
         "dev" if options.split == "dev" else "test" if options.split == "test" else "both"
@@ -315,7 +314,7 @@ def run(
                 collect_findings(result.sessions),
                 adopted,
             )
-        except JudgeError as error:
+        except LLMError as error:
             click.echo(str(error), err=True)
             sys.exit(EXIT_UNUSABLE)
     if not any(score.n for score in report.specs):

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from analysis.judge import JudgeSpec
     from analysis.models import Judgment, LoadResult, ParseIssue, ToolCatalog
-    from analysis.study import AdjudicationStore, Study
+    from analysis.study import LabelStore, Study
 
 # Every import of the analysis package (and of tqdm, polars, asyncio, sqlite3) is made by the
 # command that needs it, so that ``tsq --help`` and ``tsq ingest`` load no statistics,
@@ -241,20 +241,20 @@ def _interval(bounds: tuple[float, float] | None, percent: bool = False) -> str:
     return f" [{low:.1f}, {high:.1f}]" if percent else f" [{low:.3f}, {high:.3f}]"
 
 
-def _store_for(labels: str, db: str | None) -> AdjudicationStore:
+def _store_for(labels: str, db: str | None) -> LabelStore:
     import sqlite3
 
-    from analysis.study import AdjudicationStore, default_store_path
+    from analysis.study import LabelStore, default_store_path
 
     path = Path(db) if db else default_store_path(labels)
     try:
-        return AdjudicationStore(path)
+        return LabelStore(path)
     except (OSError, sqlite3.Error) as error:
         click.echo(f"{path}: cannot open the adjudication store ({error}).", err=True)
         sys.exit(1)
 
 
-def _existing_store(labels: str, db: str | None) -> AdjudicationStore | None:
+def _existing_store(labels: str, db: str | None) -> LabelStore | None:
     """The store named by --db, else the study's default one if it was ever created."""
     from analysis.study import default_store_path
 

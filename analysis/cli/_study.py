@@ -196,18 +196,18 @@ def adjudicate(
 
     from tqdm import tqdm
 
-    from analysis.judge import JudgeConfig, JudgeError
+    from analysis.llm import LLMConfig, LLMError
     from analysis.study import adjudicate_open  # the SDK is slow to import
 
     study = _study_or_exit(labels, config)
     store = _store_for(labels, db)
-    settings = JudgeConfig(model=model, base_url=base_url, concurrency=concurrency, timeout=timeout)
+    settings = LLMConfig(model=model, base_url=base_url, concurrency=concurrency, timeout=timeout)
     with tqdm(unit="disagreement", disable=None, file=sys.stderr) as bar:
         try:
             run = asyncio.run(
                 adjudicate_open(study, store, settings, limit, on_item=lambda: bar.update(1))
             )
-        except JudgeError as error:
+        except LLMError as error:
             click.echo(str(error), err=True)
             sys.exit(1)
     for item_id, field, reason in run.failed:

@@ -308,7 +308,7 @@ def evaluation_attributes(judgment: Judgment, message_id: str | None) -> dict[st
         "gen_ai.evaluation.score.value": float(score),
         "gen_ai.evaluation.score.label": label,
         "tsq.evaluation.model": judgment.model,
-        "tsq.evaluation.rubric_version": judgment.rubric_version,
+        "tsq.evaluation.spec_name": judgment.spec_name,
         "tsq.evaluation.votes.valid": judgment.n_valid,
         "tsq.evaluation.votes.requested": judgment.n_requested,
         "tsq.evaluation.condition": judgment.condition,

@@ -808,12 +808,12 @@ def _update_labels(conn: Any, stores: Sequence[str | Path]) -> None:
     import sqlite3
 
     from analysis.align import session_of
-    from analysis.study import AdjudicationStore
+    from analysis.study import LabelStore
 
     for store in stores:
         path = Path(store).resolve()
         try:
-            current = AdjudicationStore(path) if path.is_file() else None
+            current = LabelStore(path) if path.is_file() else None
             version = current.step_labels_version() if current is not None else 0
             labels = current.step_labels() if current is not None else []
         except sqlite3.DatabaseError as error:

@@ -150,7 +150,7 @@ def _sniff_lines(data: bytes) -> Format | None:
 
 def _looks_like_judgment(record: Any) -> bool:
     """A line of ``tsq judge --out``."""
-    return isinstance(record, dict) and {"rubric_version", "turn_index", "score"} <= record.keys()
+    return isinstance(record, dict) and {"spec_name", "turn_index", "score"} <= record.keys()
 
 
 def _head_lines(data: bytes, count: int) -> Iterator[bytes]:

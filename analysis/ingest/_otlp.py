@@ -696,7 +696,7 @@ class _Turn:
             n_discarded=requested - valid,
             model=_text(attributes.get("tsq.evaluation.model"), "external"),
             judge_id=_text(attributes.get("tsq.evaluation.judge_id"), "") or None,
-            rubric_version=_text(attributes.get("tsq.evaluation.rubric_version"), "external"),
+            spec_name=_text(attributes.get("tsq.evaluation.spec_name"), "external"),
             condition="full",
             catalog_size=len(catalog or []),
             call_rendered=True,

@@ -2,7 +2,6 @@
 
 from ._chainpoll import (
     JudgeConfig as JudgeConfig,
-    JudgeError as JudgeError,
     default_cache_dir as default_cache_dir,
     judge_rendered as judge_rendered,
     judgment as judgment,
@@ -38,8 +37,8 @@ from ._results import (
     several_judges as several_judges,
 )
 from ._rubric import (
+    DEFAULT_SPEC_NAME as DEFAULT_SPEC_NAME,
     RUBRIC as RUBRIC,
-    RUBRIC_VERSION as RUBRIC_VERSION,
 )
 from ._spec import (
     MAX_EXAMPLES as MAX_EXAMPLES,

@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from analysis.judge._cost import ANSWER_TOKENS, estimate_run, start_refusal
-from analysis.judge._rubric import RUBRIC, RUBRIC_VERSION, parse_vote, vote_request
+from analysis.judge._rubric import DEFAULT_SPEC_NAME, RUBRIC, parse_vote, vote_request
 from analysis.llm import (
     DEFAULT_TIMEOUT,
     Answer,
@@ -35,9 +35,6 @@ from analysis.llm import (
 from analysis.models import Judgment, Vote
 from analysis.render import JudgeInput
 
-JudgeError = LLMError
-"""A problem that stops a run before any vote, told in one sentence."""
-
 VOTE_CACHE = "judge-votes.sqlite3"
 """The vote cache's file in ``cache_dir``."""
 
@@ -45,7 +42,7 @@ VOTE_CACHE = "judge-votes.sqlite3"
 class JudgeConfig(BaseModel):
     model: str
     """``provider:model`` (``openai:gpt-4o``, ``gemini:gemini-2.5-flash``); a bare id or display
-    name is Anthropic's. Read when the judge starts: an unknown provider is a JudgeError then."""
+    name is Anthropic's. Read when the judge starts: an unknown provider is a LLMError then."""
     votes: int = Field(default=3, ge=1, le=10)
     base_url: str | None = None
     """None: the provider's own endpoint; else any endpoint speaking its API (for ``openai:``,
@@ -70,14 +67,14 @@ class JudgeConfig(BaseModel):
     """The spec's ``judge_id`` under each condition, written on every judgment (a spec's hash
     covers its condition, so an ablation's three conditions are three judges); empty: a run
     without a spec."""
-    rubric_version: str = RUBRIC_VERSION
+    spec_name: str = DEFAULT_SPEC_NAME
     endpoints: EndpointRules | None = Field(default=None, exclude=True, repr=False)
     """Served: where requests may go and which key goes with them (``LLMConfig.endpoints``)."""
 
     def llm_config(self, cache: bool = True) -> LLMConfig:
         """The model client's settings, the provider taken from the model name; with ``cache``,
         the vote cache (the user's cache directory unless ``cache_dir`` says otherwise), whose
-        keys include the provider. Raises JudgeError for an unknown provider prefix."""
+        keys include the provider. Raises LLMError for an unknown provider prefix."""
         return LLMConfig(
             model=self.model,
             base_url=self.base_url,
@@ -105,7 +102,7 @@ def judgment(
     model: str,
     reason: str | None,
     judge_id: str | None = None,
-    rubric_version: str = RUBRIC_VERSION,
+    spec_name: str = DEFAULT_SPEC_NAME,
 ) -> Judgment:
     return Judgment(
         session_id=rendered.session_id,
@@ -120,7 +117,7 @@ def judgment(
         n_discarded=requested - len(votes),
         model=model,
         judge_id=judge_id,
-        rubric_version=rubric_version,
+        spec_name=spec_name,
         condition=rendered.condition,
         catalog_size=len(rendered.tools),
         call_rendered=rendered.call_rendered,
@@ -142,7 +139,7 @@ def _from_answers(
         model,
         reason,
         config.judge_ids.get(rendered.condition),
-        config.rubric_version,
+        config.spec_name,
     )
 
 
@@ -202,13 +199,13 @@ async def judge_rendered(
 
     Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches
     API (cheaper for large corpora; Anthropic only) and gives identical output. What the
-    estimate refuses (a request beyond the model's context) is a JudgeError before any request.
+    estimate refuses (a request beyond the model's context) is a LLMError before any request.
     """
     if refusal := (
         start_refusal(config.model, batch)
         or estimate_run(turns, config.votes, config.model, config.system).refusal
     ):
-        raise JudgeError(refusal)
+        raise LLMError(refusal)
     settings = config.llm_config()
     stats = RunStats()
     async with open_client(settings, stats) as client:

@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from analysis.judge._chainpoll import JudgeConfig, JudgeError, judge_rendered
+from analysis.judge._chainpoll import JudgeConfig, judge_rendered
 from analysis.judge._cost import RunEstimate, start_refusal
 from analysis.judge._results import VerdictChange, changed_verdicts, merge_judgments
 from analysis.judge._spec import JudgeSpec
@@ -32,6 +32,7 @@ from analysis.llm import (
     DEFAULT_TIMEOUT,
     KEY_ENVS,
     EndpointRules,
+    LLMError,
     RunStats,
     cost_refusal,
     dollars,
@@ -241,7 +242,7 @@ def execute(plan: RunPlan, on_unit: Callable[[], None] | None = None) -> RunOutc
         judgments, stats = asyncio.run(
             judge_rendered(plan.units or [], plan.config, on_turn=on_unit, batch=plan.options.batch)
         )
-    except JudgeError as error:
+    except LLMError as error:
         return RunOutcome(merged=list(plan.kept), error=str(error))
     earlier = [*plan.earlier, *plan.kept]
     return RunOutcome(

@@ -67,7 +67,7 @@ def load_judgments(
                 n_valid=len(votes),
                 n_discarded=0,
                 model="external",
-                rubric_version="external",
+                spec_name="external",
                 condition="full",
                 catalog_size=0,
                 call_rendered=True,

@@ -13,7 +13,7 @@ from analysis.llm import StructuredRequest, TextPart, ToolSpec
 from analysis.models import Vote
 from analysis.render import JudgeInput
 
-RUBRIC_VERSION = "tsq-rubric/3"
+DEFAULT_SPEC_NAME = "tsq-rubric/3"
 RUBRIC = (
     resources.files("analysis").joinpath("data/judges/tsq-rubric-3.md").read_text("utf-8").strip()
 )

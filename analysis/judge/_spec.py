@@ -130,7 +130,7 @@ class JudgeSpec(BaseModel):
             base_url=self.base_url,
             system=self.system_text(),
             judge_ids={c: self.with_changes(condition=c).judge_id for c in get_args(Condition)},
-            rubric_version=self.name,
+            spec_name=self.name,
             **settings,
         )
 

@@ -20,7 +20,6 @@ from ._judge_input import (
     turn_summary as turn_summary,
 )
 from ._steps import (
-    Step as Step,
     chosen_places as chosen_places,
     find_step as find_step,
     parse_step_selection as parse_step_selection,

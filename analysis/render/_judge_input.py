@@ -33,12 +33,13 @@ from analysis.models import (
     JudgeUnit,
     Judgment,
     Session,
+    Step,
     ToolCall,
     ToolCatalog,
     ToolDef,
     Turn,
 )
-from analysis.render._steps import Step, find_step, select_steps
+from analysis.render._steps import find_step, select_steps
 
 CONDITIONS: tuple[Condition, ...] = get_args(Condition)
 DEFAULT_CONTEXT_CHARS = 2000

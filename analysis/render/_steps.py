@@ -11,35 +11,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
-from analysis.models import AssistantMessage, Session, ToolCall, Turn
+from analysis.models import AssistantMessage, Session, Step, ToolCall, Turn
 
 _SAMPLE = re.compile(r"^sample:(\d+)$")
-
-
-@dataclass(frozen=True)
-class Step:
-    """One model response of a turn (or of a subagent run spawned in it)."""
-
-    turn: Turn
-    index: int
-    """Position among the responses of the turn, or of the subagent run (0-based)."""
-    message: AssistantMessage
-    parent_call: ToolCall | None = None
-    """For a subagent's step: the call that spawned the subagent."""
-
-    @property
-    def message_id(self) -> str:
-        return self.message.id
-
-    @property
-    def parent_call_id(self) -> str | None:
-        return self.parent_call.id if self.parent_call is not None else None
-
-    @property
-    def calls_tools(self) -> bool:
-        return bool(self.message.tool_calls)
 
 
 def _responses(

@@ -73,10 +73,10 @@ from ._rules import (
     RuleBase as RuleBase,
 )
 from ._store import (
-    AdjudicationStore as AdjudicationStore,
     Adoption as Adoption,
     CauseSetting as CauseSetting,
     Decision as Decision,
+    LabelStore as LabelStore,
     SplitAssignment as SplitAssignment,
     StepLabel as StepLabel,
     default_store_path as default_store_path,

@@ -13,12 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from analysis.judge import JudgeConfig
 from analysis.llm import LLMConfig, RunStats, StructuredRequest, ToolSpec, open_client
 from analysis.models import Session
 from analysis.study._config import FieldSpec, LabelConfig
 from analysis.study._reconcile import open_disagreements
-from analysis.study._store import AdjudicationStore, Decision
+from analysis.study._store import Decision, LabelStore
 from analysis.study._study import Study
 
 SYSTEM = """You adjudicate a disagreement between a human rater and an LLM council that labelled
@@ -111,21 +110,20 @@ class AdjudicationRun(BaseModel):
 
 async def adjudicate_open(
     study: Study,
-    store: AdjudicationStore,
-    config: JudgeConfig | LLMConfig,
+    store: LabelStore,
+    config: LLMConfig,
     limit: int | None = None,
     on_item: Callable[[], None] | None = None,
 ) -> AdjudicationRun:
     """Ask the AI adjudicator about every open disagreement (at most ``limit``), saving each."""
-    settings = config.llm_config(cache=False) if isinstance(config, JudgeConfig) else config
-    stats = RunStats(model=settings.model)
+    stats = RunStats(model=config.model)
     causes = study.config.all_causes
     tool = decision_tool(causes)
 
     def parse(data: dict[str, Any]) -> dict[str, str] | None:
         return parse_decision(data, causes)
 
-    async with open_client(settings, stats) as client:
+    async with open_client(config, stats) as client:
         model = await client.resolve_model()
         pending = open_disagreements(study, store)
         rows = pending.head(limit).to_dicts() if limit is not None else pending.to_dicts()

@@ -28,7 +28,7 @@ from analysis.models import Judgment, step_item_id as step_item_id
 from analysis.study._agreement import PairAgreement
 from analysis.study._config import TOOL_SELECTION, with_tool_selection
 from analysis.study._labels import LabelSet
-from analysis.study._store import AdjudicationStore, StepLabel
+from analysis.study._store import LabelStore, StepLabel
 
 FIELD = TOOL_SELECTION.name
 JUDGE_CONDITION = "full"
@@ -85,7 +85,7 @@ def step_label_rows(labels: Sequence[StepLabel]) -> pl.DataFrame:
     )
 
 
-def stored_step_labels(store: AdjudicationStore) -> pl.DataFrame:
+def stored_step_labels(store: LabelStore) -> pl.DataFrame:
     """The store's current step labels (the latest per item and labeller) as label rows."""
     return step_label_rows(store.step_labels())
 
@@ -116,7 +116,7 @@ def merged_labels(*frames: pl.DataFrame) -> pl.DataFrame:
 
 def tool_selection_labels(
     judgments: Iterable[Judgment] = (),
-    store: AdjudicationStore | None = None,
+    store: LabelStore | None = None,
     labels: LabelSet | None = None,
 ) -> LabelSet:
     """``labels`` (or none) plus the judge's labels and the store's step labels, with the

@@ -4,7 +4,7 @@
 the cause the labels suggest and the field's rule's proposal; :func:`reconcile` settles each
 disagreement by its latest decision, else the proposal. The study itself is loaded by
 :func:`~analysis.study._study.load_study`, decisions kept in an
-:class:`~analysis.study._store.AdjudicationStore`.
+:class:`~analysis.study._store.LabelStore`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import polars as pl
 from analysis.study._agreement import rater_columns
 from analysis.study._config import FieldSpec
 from analysis.study._rules import Proposal, Rule
-from analysis.study._store import AdjudicationStore, Decision
+from analysis.study._store import Decision, LabelStore
 from analysis.study._study import Study, redundant_counts
 
 
@@ -159,7 +159,7 @@ def reconcile(comparison: pl.DataFrame, decisions: Iterable[Decision]) -> pl.Dat
     )
 
 
-def all_decisions(study: Study, store: AdjudicationStore | None) -> list[Decision]:
+def all_decisions(study: Study, store: LabelStore | None) -> list[Decision]:
     """Recorded decisions, then the store's (a decision saved later overrides)."""
     return [*study.recorded, *(store.decisions() if store else [])]
 
@@ -173,13 +173,13 @@ def still_open(reconciled: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def open_disagreements(study: Study, store: AdjudicationStore | None) -> pl.DataFrame:
+def open_disagreements(study: Study, store: LabelStore | None) -> pl.DataFrame:
     """Disagreements with no decision yet (recorded or in the store), in item order."""
     return still_open(reconcile(comparisons(study), all_decisions(study, store)))
 
 
 def decision_history(
-    study: Study, store: AdjudicationStore | None, item_id: str, field: str
+    study: Study, store: LabelStore | None, item_id: str, field: str
 ) -> pl.DataFrame:
     """Every decision on one disagreement, oldest first: who, when, which side and value, the
     cause and note, where it was kept (shipped with the labels or saved in the store) and the

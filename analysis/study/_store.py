@@ -1,4 +1,4 @@
-"""Decisions on disagreements: the :class:`Decision` record, the SQLite :class:`AdjudicationStore`
+"""Decisions on disagreements: the :class:`Decision` record, the SQLite :class:`LabelStore`
 the app and the AI adjudicator save to, and decisions shipped as a table beside the labels."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ class StepLabelImport(NamedTuple):
 SETUP_WAIT = 30.0
 
 
-class AdjudicationStore:
+class LabelStore:
     """Decisions (and people's step labels) in an SQLite file: every save is its own committed
     transaction.
 

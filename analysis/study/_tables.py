@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from analysis.study._agreement import DEFAULT_RESAMPLES, pair_agreement
 from analysis.study._reconcile import all_decisions, comparisons, reconcile
-from analysis.study._store import AdjudicationStore
+from analysis.study._store import LabelStore
 from analysis.study._study import Study
 
 TABLES = ("raw_agreement", "causes", "adjudication_load", "ai_sides", "before_after")
@@ -200,7 +200,7 @@ class StudyTables(BaseModel):
 
 
 def study_tables(
-    study: Study, store: AdjudicationStore | None = None, resamples: int = DEFAULT_RESAMPLES
+    study: Study, store: LabelStore | None = None, resamples: int = DEFAULT_RESAMPLES
 ) -> StudyTables:
     comparison = comparisons(study)
     reconciled = reconcile(comparison, all_decisions(study, store))

@@ -17,8 +17,8 @@ import polars as pl
 
 from analysis._scores import judgments_frame as judgments_frame, turn_scores as turn_scores
 from analysis.findings import Finding, findings_for_condition
-from analysis.models import CORRECT, INCORRECT, Condition, Judgment, Session, Turn, verdict_of
-from analysis.render import Step, find_step, turn_steps
+from analysis.models import CORRECT, INCORRECT, Condition, Judgment, Session, Step, Turn, verdict_of
+from analysis.render import find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame
 
 FINDING_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
