@@ -48,7 +48,6 @@ from .export import (
     export_otlp_json as export_otlp_json,
 )
 from .findings import (
-    CODES as CODES,
     Finding as Finding,
     collect_findings as collect_findings,
     findings_for_step as findings_for_step,
@@ -59,19 +58,13 @@ from .ingest import (
     load as load,
 )
 from .judge import (
-    JudgeConfig as JudgeConfig,
     JudgeSpec as JudgeSpec,
-    JudgeSpecError as JudgeSpecError,
     default_spec as default_spec,
-    estimate_run as estimate_run,
-    judge_names as judge_names,
-    judge_rendered as judge_rendered,
     load_judgments as load_judgments,
     merge_judgments as merge_judgments,
     of_judge as of_judge,
     read_spec as read_spec,
 )
-from .llm import LLMError as LLMError
 from .models import (
     Judgment as Judgment,
     LoadResult as LoadResult,
@@ -91,20 +84,14 @@ from .render import (
     render_call as render_call,
     render_step as render_step,
     render_turn as render_turn,
-    select_steps as select_steps,
     turn_steps as turn_steps,
 )
 from .report import (
     build_report as build_report,
-    render_report as render_report,
 )
 from .study import (
-    AgreementReport as AgreementReport,
-    Decision as Decision,
     LabelStore as LabelStore,
     Study as Study,
-    StudyTables as StudyTables,
-    adjudicate_open as adjudicate_open,
     adjudication_load_chart as adjudication_load_chart,
     agreement_report as agreement_report,
     ai_sides_chart as ai_sides_chart,

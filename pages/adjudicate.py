@@ -96,7 +96,7 @@ if saved:
         st.stop()
     st.session_state[Kept.ADJUDICATOR] = who.strip()
     view.store.save(
-        analysis.Decision(
+        analysis.study.Decision(
             item_id=row["item_id"],
             field=row["field"],
             adjudicator=who.strip(),

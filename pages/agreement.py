@@ -76,7 +76,7 @@ for tab, (title, charts, table) in zip(st.tabs([s[0] for s in SECTIONS]), SECTIO
 
 st.download_button(
     "Download these tables as a report (HTML)",
-    data=lambda: analysis.render_report(
+    data=lambda: analysis.report.render_report(
         analysis.report.study_sections(tables), "Council vs human", "Agreement before and after"
     ),
     file_name="council-vs-human.html",

@@ -46,7 +46,7 @@ try:
         if uploaded is not None
         else analysis.default_spec()
     )
-except analysis.JudgeSpecError as error:
+except analysis.judge.JudgeSpecError as error:
     st.error(inert(f"{error}."))
     st.stop()
 if st.session_state.get(Key.JUDGE_SPEC_SHOWN) != spec.judge_id:  # a new spec: its own settings

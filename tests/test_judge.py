@@ -349,22 +349,22 @@ def test_max_cost_refuses_above_the_estimate(fake, tmp_path):
 
 
 def test_step_selection_first_and_seeded_sample(rich):
-    every = analysis.select_steps(rich)
-    firsts = analysis.select_steps(rich, "first")
+    every = analysis.render.select_steps(rich)
+    firsts = analysis.render.select_steps(rich, "first")
     expected_firsts = [
         (t.index, next(i for i, m in enumerate(t.messages) if m.tool_calls))
         for t in rich.turns
         if any(m.tool_calls for m in t.messages)
     ]
     assert [(s.turn.index, s.index) for s in firsts] == expected_firsts
-    picked = [(s.turn.index, s.index) for s in analysis.select_steps(rich, "sample:2")]
-    again = [(s.turn.index, s.index) for s in analysis.select_steps(rich, "sample:2")]
+    picked = [(s.turn.index, s.index) for s in analysis.render.select_steps(rich, "sample:2")]
+    again = [(s.turn.index, s.index) for s in analysis.render.select_steps(rich, "sample:2")]
     assert picked == again
     assert len(picked) == 2
     assert set(picked) <= {(s.turn.index, s.index) for s in every}
     assert picked == sorted(picked)
     with pytest.raises(ValueError, match="not all, first or sample:N"):
-        analysis.select_steps(rich, "sample:0")
+        analysis.render.select_steps(rich, "sample:0")
 
 
 @pytest.mark.slow

@@ -168,8 +168,8 @@ def test_a_client_with_rules_refuses_an_unlisted_endpoint_before_any_request(att
             open_client(config)
     judge = JudgeConfig(model="claude-judge-4-5", base_url=attacker.url, endpoints=rules)
     units = analysis.judge_inputs(analysis.load([analysis.sample_data_dir()]).sessions[:1], "step")
-    with pytest.raises(analysis.LLMError, match="operator allows"):
-        asyncio.run(analysis.judge_rendered(units, judge))
+    with pytest.raises(analysis.llm.LLMError, match="operator allows"):
+        asyncio.run(analysis.judge.judge_rendered(units, judge))
     assert attacker.requests == []
 
 
@@ -180,8 +180,10 @@ def test_a_listed_endpoint_that_names_no_key_never_receives_the_environments(att
     )
     judge = JudgeConfig(model="claude-judge-4-5", base_url=attacker.url, endpoints=rules)
     units = analysis.judge_inputs(analysis.load([analysis.sample_data_dir()]).sessions[:1], "step")
-    with pytest.raises(analysis.LLMError):  # it answers nothing of use, but it is asked
-        asyncio.run(analysis.judge_rendered(units, judge.model_copy(update={"max_retries": 0})))
+    with pytest.raises(analysis.llm.LLMError):  # it answers nothing of use, but it is asked
+        asyncio.run(
+            analysis.judge.judge_rendered(units, judge.model_copy(update={"max_retries": 0}))
+        )
     assert attacker.requests
     assert attacker.keys_received() == {NO_KEY}
 
@@ -264,8 +266,10 @@ def test_a_listed_endpoint_that_redirects_sends_nothing_on(attacker):
             model="claude-judge-4-5", base_url=redirector.url, endpoints=rules, max_retries=0
         )
         sessions = analysis.load([analysis.sample_data_dir() / "transcripts"]).sessions[:1]
-        with pytest.raises(analysis.LLMError):
-            asyncio.run(analysis.judge_rendered(analysis.judge_inputs(sessions, "step"), judge))
+        with pytest.raises(analysis.llm.LLMError):
+            asyncio.run(
+                analysis.judge.judge_rendered(analysis.judge_inputs(sessions, "step"), judge)
+            )
     assert attacker.requests == []
 
 

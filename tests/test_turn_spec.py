@@ -219,8 +219,10 @@ def test_a_step_not_judged_is_estimated_with_the_judge_page_spec(judged, tmp_pat
     run = judged["team"]
     builtin = analysis.default_spec()
     unit = rendered(run, 1, builtin.render_options())
-    expected = analysis.estimate_run([unit], builtin.votes, builtin.model, builtin.system_text())
-    cut = analysis.estimate_run(
+    expected = analysis.judge.estimate_run(
+        [unit], builtin.votes, builtin.model, builtin.system_text()
+    )
+    cut = analysis.judge.estimate_run(
         [rendered(run, 1, run.spec.render_options())],
         builtin.votes,
         builtin.model,

@@ -128,7 +128,7 @@ def _unjudged_input(
             parent_call_id=step.parent_call_id,
         )
         return rendered, plan.refusal or "The Judge page would not judge this step."
-    estimate = analysis.estimate_run(units, spec.votes, spec.model, spec.system_text())
+    estimate = analysis.judge.estimate_run(units, spec.votes, spec.model, spec.system_text())
     return units[0], estimate.refusal or estimate.in_words("step", spec.votes)
 
 

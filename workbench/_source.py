@@ -311,7 +311,7 @@ def chosen_judge(judgments: list[analysis.Judgment]) -> str | None:
     if not analysis.judge.several_judges(judgments):
         forget("judge")
         return None
-    options = [EACH_SESSIONS_JUDGE, *analysis.judge_names(judgments)]
+    options = [EACH_SESSIONS_JUDGE, *analysis.judge.judge_names(judgments)]
     linked = st.query_params.get("judge", st.session_state.get(Kept.JUDGE))
     kept = linked if linked in options else EACH_SESSIONS_JUDGE
     with st.sidebar:

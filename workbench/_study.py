@@ -36,11 +36,11 @@ class StudyView:
     root: str | None = None
     """The folder the study was read inside (the data root or the bundled samples), if any."""
 
-    def tables(self) -> analysis.StudyTables:
+    def tables(self) -> analysis.study.StudyTables:
         """The five tables, computed once until a decision is saved (in any tab or process)."""
         return load_study_tables(self.path, str(self.store.path), self.store.version(), self.root)
 
-    def agreement(self, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
+    def agreement(self, by: Literal["rater", "kind"]) -> analysis.study.AgreementReport:
         """Every pair of raters (or rater kinds), with bootstrap intervals: once per study."""
         return load_agreement_report(self.path, by, self.root)
 
@@ -60,7 +60,7 @@ def decision_store(path: str) -> analysis.LabelStore:
 @st.cache_data(show_spinner="Computing the agreement tables…", max_entries=32)
 def load_study_tables(
     path: str, store_path: str, version: int, root: str | None = None
-) -> analysis.StudyTables:
+) -> analysis.study.StudyTables:
     """The study's five tables for one state of its decision store: ``version`` (the store's
     latest decision id) is part of the key, so a saved decision is never served stale."""
     study = load_study(path, root)
@@ -70,7 +70,7 @@ def load_study_tables(
 @st.cache_data(show_spinner="Computing pairwise agreement…", max_entries=32)
 def load_agreement_report(
     path: str, by: Literal["rater", "kind"], root: str | None = None
-) -> analysis.AgreementReport:
+) -> analysis.study.AgreementReport:
     """Pairwise agreement (1,000 bootstrap resamples a pair) once per study and grouping."""
     study = load_study(path, root)
     return analysis.agreement_report(study.labels, by=by)

@@ -119,15 +119,17 @@ class CouncilStudyView(StudyView):
 
     key: str = ""
 
-    def tables(self) -> analysis.StudyTables:
-        cache: dict[str, analysis.StudyTables] = st.session_state.setdefault(Key.COUNCIL_TABLES, {})
+    def tables(self) -> analysis.study.StudyTables:
+        cache: dict[str, analysis.study.StudyTables] = st.session_state.setdefault(
+            Key.COUNCIL_TABLES, {}
+        )
         stamp = f"{self.key}:{self.store.version()}"
         if stamp not in cache:
             cache[stamp] = analysis.study_tables(self.study, self.store)
         return cache[stamp]
 
-    def agreement(self, by: Literal["rater", "kind"]) -> analysis.AgreementReport:
-        cache: dict[str, analysis.AgreementReport] = st.session_state.setdefault(
+    def agreement(self, by: Literal["rater", "kind"]) -> analysis.study.AgreementReport:
+        cache: dict[str, analysis.study.AgreementReport] = st.session_state.setdefault(
             Key.COUNCIL_AGREEMENT, {}
         )
         stamp = f"{self.key}:{by}"
