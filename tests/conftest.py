@@ -330,6 +330,40 @@ def run_tsq(
     )
 
 
+def tsq(
+    *args: str, env: Mapping[str, str | None] | None = None, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``tsq ARGS`` in this process (click's ``CliRunner``), with ``env`` over this process's
+    environment (a None value unsets a variable) and ``input`` on stdin: the exit code, stdout
+    and stderr a user would see, without starting an interpreter. An exception that escapes
+    the command is written to stderr as a traceback with exit code 1, as ``python -m analysis``
+    would. What only a real process shows (the entry point itself, import weight, signals,
+    several processes at once, a hang) is tested through :func:`run_tsq`."""
+    import traceback
+
+    from click.testing import CliRunner
+
+    from analysis.cli import cli
+
+    result = CliRunner(env=dict(env or {})).invoke(cli, list(args), input=input)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        assert result.exc_info is not None
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["tsq", *args], result.exit_code, result.stdout, stderr)
+
+
+@pytest.fixture(autouse=True)
+def quick_sdk_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model SDKs wait 0.5 s, then twice as long, up to 8 s, between retries that no
+    ``retry-after`` header times; in this process they wait a hundredth of that, so a test of
+    retries that run out takes a second, not twenty. Headers are honoured as they are."""
+    for sdk in ("anthropic", "openai"):
+        client = importlib.import_module(f"{sdk}._base_client")
+        monkeypatch.setattr(client, "INITIAL_RETRY_DELAY", 0.005)
+        monkeypatch.setattr(client, "MAX_RETRY_DELAY", 0.08)
+
+
 def load_script(name: str) -> ModuleType:
     """``scripts/NAME.py`` as a module (``scripts/`` is not a package)."""
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")

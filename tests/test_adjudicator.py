@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import csv
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import tsq
 from fake_anthropic import API_KEY, FakeAnthropic
 
 from analysis.study import LabelStore, comparisons, load_study, reconcile, study_tables
@@ -35,16 +33,10 @@ def small_study(tmp_path: Path) -> Path:
 
 
 def adjudicate(fake: FakeAnthropic, study: Path, db: Path, *extra: str, key: str = API_KEY):
-    env = {**os.environ, "ANTHROPIC_API_KEY": key}
-    return subprocess.run(
-        [
-            *(sys.executable, "-m", "analysis", "adjudicate", str(study)),
-            *("--model", "Claude Judge 4.5", "--base-url", fake.url, "--db", str(db), *extra),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+    return tsq(
+        *("adjudicate", str(study)),
+        *("--model", "Claude Judge 4.5", "--base-url", fake.url, "--db", str(db), *extra),
+        env={"ANTHROPIC_API_KEY": key},
     )
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import tsq
 from sklearn.metrics import cohen_kappa_score
 
 from analysis.study import (
@@ -22,12 +21,6 @@ from analysis.study import (
 )
 
 MT_BENCH = Path("llmbar/MT-Bench/evaluators/GPT-4/Vanilla_NoRules")
-
-
-def tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, check=False
-    )
 
 
 def mt_bench_labels(corpus: Path, out: Path) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from conftest import run_tsq
+from conftest import tsq
 from fake_anthropic import API_KEY, FakeAnthropic, Policy
 from scipy.stats import binomtest
 from sklearn.metrics import (
@@ -44,7 +44,7 @@ GREP_IN_BASH = r'^Bash\(command="grep'
 
 
 def _tsq(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    return run_tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY, "TSQ_DATA_DIR": str(data_dir)})
+    return tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY, "TSQ_DATA_DIR": str(data_dir)})
 
 
 # Judge specs

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, tsq
 from fake_anthropic import prompt_of
 
 import analysis
@@ -112,14 +110,7 @@ def test_bad_lines_are_issues_on_their_line_and_the_rest_loads(tmp_path):
 
 
 def _tsq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=180,
-        check=False,
-    )
+    return tsq(*args, env=env)
 
 
 def test_both_agents_load_side_by_side_and_say_which_wrote_each():

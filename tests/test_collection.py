@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from conftest import SAMPLES
+from conftest import SAMPLES, tsq
 
 import analysis
 from analysis.index import Collection
@@ -102,17 +102,10 @@ def test_a_folder_of_no_transcripts_says_what_it_holds(tmp_path):
 def test_a_tree_with_folders_that_cannot_be_listed_gives_issues_not_a_traceback():
     """``/proc/1`` (the machine's first process) holds folders no one may list, root included
     (``map_files``, ``fdinfo``): a real permission-denied tree, and entries that vanish."""
-    import subprocess
-    import sys
 
     from conftest import open_app
 
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "ingest", "/proc/1", "--no-index"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = tsq("ingest", "/proc/1", "--no-index")
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     denied = [line for line in done.stderr.splitlines() if "folder cannot be read" in line]

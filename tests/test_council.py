@@ -12,6 +12,7 @@ import sys
 from collections import Counter
 from typing import Any
 
+import conftest
 import fake_anthropic
 import numpy as np
 import pytest
@@ -114,14 +115,7 @@ def write_config(tmp_path: Any, fake: Any, **extra: Any) -> str:
 
 
 def tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANTHROPIC_API_KEY": API_KEY}
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return conftest.tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY})
 
 
 # What the council reads

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 
 import pytest
-from conftest import BAD
+from conftest import BAD, tsq
 from records import assistant, text, tool_use, user
 
 import analysis
@@ -232,19 +232,11 @@ def test_cli_lint_bad_judgments_file_is_one_sentence_with_its_line(tmp_path):
     sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
     bad = tmp_path / "bad.jsonl"
     bad.write_text(judgment(0, 1.0).model_dump_json() + "\n" + '{"not": "a judgment"}\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "lint", str(sample), "--judgments", str(bad)],
-        capture_output=True,
-        text=True,
-    )
+    done = tsq("lint", str(sample), "--judgments", str(bad))
     assert done.returncode == 2
     (message,) = done.stderr.strip().splitlines()
     assert message.startswith(f"{bad}:2: not a judgment (")
-    missing = subprocess.run(
-        [sys.executable, "-m", "analysis", "lint", str(sample), "--judgments", str(tmp_path / "x")],
-        capture_output=True,
-        text=True,
-    )
+    missing = tsq("lint", str(sample), "--judgments", str(tmp_path / "x"))
     assert (
         missing.stderr.strip() == f"{tmp_path / 'x'}: cannot be read (No such file or directory)."
     )
@@ -622,12 +614,7 @@ def test_cli_lint_json_names_the_step_and_the_subagent(spotter, tmp_path, corpus
         step_judgment(step, spotter.session_id, votes("split")).model_dump_json() + "\n"
     )
     source = corpus / "claude-code" / "spotter" / "subagent.jsonl"
-    command = [sys.executable, "-m", "analysis", "lint", str(source), "--json"]
-    done = subprocess.run(
-        [*command, "--judgments", str(judgments)],
-        capture_output=True,
-        text=True,
-    )
+    done = tsq("lint", str(source), "--json", "--judgments", str(judgments))
     assert done.returncode == 0, done.stderr
     (split,) = [f for f in json.loads(done.stdout)["findings"] if f["code"] == "SPLIT_VOTE"]
     assert (split["turn_index"], split["step_index"], split["parent_call_id"]) == (
@@ -638,11 +625,7 @@ def test_cli_lint_json_names_the_step_and_the_subagent(spotter, tmp_path, corpus
 
 
 def test_cli_lint_on_the_claude_code_corpus_says_no_catalog_once_per_session(corpus):
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "lint", str(corpus / "claude-code"), "--json"],
-        capture_output=True,
-        text=True,
-    )
+    done = tsq("lint", str(corpus / "claude-code"), "--json")
     assert done.returncode == 0, done.stderr
     findings = json.loads(done.stdout)["findings"]
     per_session = Counter(f["session_id"] for f in findings if f["code"] == "NO_CATALOG")

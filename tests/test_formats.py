@@ -4,11 +4,9 @@ read by the format named for it, recognised from its content."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, tsq
 
 import analysis
 
@@ -22,12 +20,7 @@ FILES = {
 
 
 def test_tsq_ingest_formats_lists_the_loaders_table():
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "ingest", "--formats", "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = tsq("ingest", "--formats", "--json")
     assert done.returncode == 0, done.stderr
     listed = json.loads(done.stdout)["formats"]
     assert listed == analysis.ingest.formats()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
+from conftest import tsq
 from records import assistant, result, text, tool_use, two_turns, user
 
 import analysis
@@ -139,12 +139,7 @@ def test_the_cli_survives_every_hostile_file_in_one_folder(tmp_path, write_jsonl
         args = [str(tmp_path)] + (
             ["--out", str(tmp_path / "out.json")] if command == "export" else []
         )
-        run = subprocess.run(
-            [sys.executable, "-m", "analysis", command, *args],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        run = tsq(command, *args)
         assert "Traceback" not in run.stderr, (command, run.stderr)
         assert run.returncode in (0, 1, 2), (command, run.stderr)
 
@@ -198,42 +193,50 @@ def test_a_huge_labels_cell_costs_only_its_row_and_lines_are_counted_from_one(tm
     assert "maybe" in lines[8]
 
 
-def _create_and_save(path: str, who: str, start: object) -> None:
+ROUNDS = 12
+
+
+def _create_and_save(folder: str, who: str, start: object) -> None:
+    """In each round, wait for the other processes, then create the round's store and save."""
     from analysis.study import Decision, LabelStore
 
-    start.wait()  # type: ignore[attr-defined]
-    store = LabelStore(path)
-    store.save(
-        Decision(
-            item_id="i",
-            field="f",
-            adjudicator=who,
-            adjudicator_kind="human",
-            side="human",
-            value="v",
-            cause="c",
+    for round_ in range(ROUNDS):
+        start.wait()  # type: ignore[attr-defined]
+        store = LabelStore(Path(folder) / str(round_) / "store.sqlite")
+        store.save(
+            Decision(
+                item_id="i",
+                field="f",
+                adjudicator=who,
+                adjudicator_kind="human",
+                side="human",
+                value="v",
+                cause="c",
+            )
         )
-    )
 
 
 @pytest.mark.slow
 def test_eight_processes_creating_one_new_store_at_once_lose_nothing(tmp_path):
-    """Twelve rounds of eight processes creating the same new store and saving at once."""
+    """Twelve rounds of eight processes creating the same new store and saving at once (the
+    processes start once and meet at a barrier before each round)."""
     import multiprocessing
 
     from analysis.study import LabelStore
 
     context = multiprocessing.get_context("forkserver")
-    for round_ in range(12):
-        start = context.Barrier(8)
-        path = str(tmp_path / str(round_) / "store.sqlite")
-        workers = [
-            context.Process(target=_create_and_save, args=(path, f"p{n}", start)) for n in range(8)
-        ]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(timeout=120)
-        assert [worker.exitcode for worker in workers] == [0] * 8, f"round {round_}"
-        saved = sorted(d.adjudicator for d in LabelStore(path).decisions())
-        assert saved == [f"p{n}" for n in range(8)]
+    start = context.Barrier(8)
+    workers = [
+        context.Process(target=_create_and_save, args=(str(tmp_path), f"p{n}", start))
+        for n in range(8)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [worker.exitcode for worker in workers] == [0] * 8
+    for round_ in range(ROUNDS):
+        saved = sorted(
+            d.adjudicator for d in LabelStore(tmp_path / str(round_) / "store.sqlite").decisions()
+        )
+        assert saved == [f"p{n}" for n in range(8)], f"round {round_}"

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, tsq
 from test_load_dedupe import SPOTTER_SESSION, _write_resumed
 
 import analysis
@@ -191,12 +191,6 @@ def test_a_corrupt_index_is_rebuilt_saying_so(tmp_path):
     assert "Traceback" not in done.stderr
     assert list(tmp_path.glob("index.duckdb.corrupt-*"))
     assert through(index, [SAMPLES / "transcripts"]) == direct([SAMPLES / "transcripts"])
-
-
-def tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 @pytest.mark.parametrize(

@@ -152,18 +152,9 @@ def test_batch_mode_gives_the_same_output_as_direct_mode(fake, tmp_path, bad_cho
 
 
 def _tsq(*args, env_key=API_KEY):
-    import os
-    import subprocess
-    import sys
+    from conftest import tsq
 
-    env = {**os.environ, "ANTHROPIC_API_KEY": env_key}
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return tsq(*args, env={"ANTHROPIC_API_KEY": env_key})
 
 
 def test_cli_judge_ablation_writes_the_jsonl_contract(fake, tmp_path):

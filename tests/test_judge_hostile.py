@@ -16,8 +16,8 @@ import json
 import re
 import subprocess
 
+import conftest
 import pytest
-from conftest import run_tsq
 from fake_anthropic import NOT_JSON_FAULTS, FakeAnthropic
 from fake_openai import FakeOpenAI
 from pydantic import BaseModel
@@ -58,9 +58,9 @@ def server(request):
 
 
 def tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    """``tsq`` in a process of its own, with the fake servers' key and no key of the user's."""
+    """``tsq``, with the fake servers' key and no key of the user's."""
     keys: dict[str, str | None] = dict.fromkeys(KEY_ENVS)
-    return run_tsq(*args, env=keys | {"ANTHROPIC_API_KEY": API_KEY, "OPENAI_API_KEY": API_KEY})
+    return conftest.tsq(*args, env=keys | {"ANTHROPIC_API_KEY": API_KEY, "OPENAI_API_KEY": API_KEY})
 
 
 def one_sentence(done: subprocess.CompletedProcess[str]) -> str:

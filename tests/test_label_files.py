@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from conftest import run_tsq
+from conftest import tsq
 
 from analysis.align import read_step_labels
 from analysis.study import read_labels
@@ -27,7 +27,7 @@ ROWS = [
 
 
 def _tsq(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    return run_tsq(*args, env={"TSQ_DATA_DIR": str(data_dir)})
+    return tsq(*args, env={"TSQ_DATA_DIR": str(data_dir)})
 
 
 def _stored(db: Path) -> list[tuple[str, str, str, str]]:

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
-import subprocess
-import sys
 
+import conftest
 import fake_anthropic
 import pytest
 from conftest import BAD, assert_seed_ablation_contract
@@ -445,18 +443,12 @@ def test_the_adjudicator_runs_on_an_openai_compatible_model(fake, tmp_path):
 def test_cli_judge_on_an_openai_model_writes_the_jsonl_contract(fake, tmp_path):
     out = tmp_path / "judgments.jsonl"
     sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
-    env = {key: value for key, value in os.environ.items() if key not in KEY_ENVS}
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "analysis", "judge", str(sample)),
-            *("--model", "openai:gpt-4o-judge", "--base-url", fake.url, "--ablation"),
-            *("--out", str(out), "--cache-dir", str(tmp_path / "cache")),
-        ],
-        capture_output=True,
-        text=True,
-        env={**env, "OPENAI_API_KEY": API_KEY},
-        timeout=120,
-        check=False,
+    no_keys: dict[str, str | None] = dict.fromkeys(KEY_ENVS)
+    done = conftest.tsq(
+        *("judge", str(sample)),
+        *("--model", "openai:gpt-4o-judge", "--base-url", fake.url, "--ablation"),
+        *("--out", str(out), "--cache-dir", str(tmp_path / "cache")),
+        env=no_keys | {"OPENAI_API_KEY": API_KEY},
     )
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -471,20 +463,14 @@ def test_cli_judge_on_an_openai_model_writes_the_jsonl_contract(fake, tmp_path):
 @pytest.mark.slow
 def test_cli_judge_unknown_provider_and_bad_key_are_one_sentence(fake, tmp_path):
     sample = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
-    env = {key: value for key, value in os.environ.items() if key not in KEY_ENVS}
+    no_keys: dict[str, str | None] = dict.fromkeys(KEY_ENVS)
 
     def tsq(model, key):
-        return subprocess.run(
-            [
-                *(sys.executable, "-m", "analysis", "judge", str(sample), "--model", model),
-                *("--base-url", fake.url, "--out", str(tmp_path / "j.jsonl")),
-                *("--cache-dir", str(tmp_path / "cache")),
-            ],
-            capture_output=True,
-            text=True,
-            env={**env, "OPENAI_API_KEY": key},
-            timeout=120,
-            check=False,
+        return conftest.tsq(
+            *("judge", str(sample), "--model", model),
+            *("--base-url", fake.url, "--out", str(tmp_path / "j.jsonl")),
+            *("--cache-dir", str(tmp_path / "cache")),
+            env=no_keys | {"OPENAI_API_KEY": key},
         )
 
     unknown = tsq("mistral:large", API_KEY)

@@ -7,13 +7,11 @@ Every expected number is counted here from the raw lines, never taken from the p
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, tsq
 from records import assistant, result, text, tool_use, user
 
 import analysis
@@ -85,12 +83,8 @@ def typed_ask_uuids(records: list[dict]) -> list[str]:
 
 
 def ingest_json(*paths: Path) -> dict:
-    run = subprocess.run(
-        [sys.executable, "-m", "analysis", "ingest", "--json", *map(str, paths)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    run = tsq("ingest", "--json", *map(str, paths))
+    assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
 

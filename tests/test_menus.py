@@ -5,12 +5,10 @@ from the raw transcript lines."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import CLAUDE_CODE_TRANSCRIPTS, CORPUS
+from conftest import CLAUDE_CODE_TRANSCRIPTS, CORPUS, tsq
 
 import analysis
 
@@ -116,12 +114,7 @@ def test_an_unknown_version_falls_back_to_the_baseline(claude_code_sessions):
 
 
 def test_lint_on_plain_transcripts_says_no_catalog_once_at_info():
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "lint", str(CORPUS / "claude-code"), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = tsq("lint", str(CORPUS / "claude-code"), "--json")
     assert done.returncode == 0, done.stderr
     findings = json.loads(done.stdout)["findings"]
     no_catalog = [f for f in findings if f["code"] == "NO_CATALOG"]

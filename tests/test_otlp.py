@@ -6,7 +6,7 @@ import json
 from collections import Counter
 
 import pytest
-from conftest import BAD
+from conftest import BAD, tsq
 
 import analysis
 from analysis.export import export_otlp_json, export_request
@@ -155,16 +155,10 @@ def test_export_then_import_gives_the_same_sessions_catalogs_and_calls(samples, 
 
 
 def test_cli_export_writes_otlp_json_that_loads_back(samples, tmp_path):
-    import subprocess
-    import sys
 
     out = tmp_path / "out.json"
     sample = analysis.sample_data_dir() / "transcripts"
-    done = subprocess.run(
-        [sys.executable, "-m", "analysis", "export", str(sample), "--out", str(out)],
-        capture_output=True,
-        text=True,
-    )
+    done = tsq("export", str(sample), "--out", str(out))
     assert done.returncode == 0, done.stderr
     responses = [m for s in samples for t in s.turns for m in t.messages]
     subagents = [c.subagent for m in responses for c in m.tool_calls if c.subagent]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import run_tsq
+from conftest import tsq
 from fake_anthropic import API_KEY, FakeAnthropic
 from scipy.stats import norm
 
@@ -100,7 +100,7 @@ def test_a_smaller_half_width_adds_steps_to_the_sample():
 
 
 def _tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    return run_tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY})
+    return tsq(*args, env={"ANTHROPIC_API_KEY": API_KEY})
 
 
 def _keys(path: Path) -> set[tuple[object, ...]]:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import tsq
 from otlp_receiver import Receiver
 from records import SESSION, assistant, result, text, tool_use, user
 
@@ -98,13 +99,7 @@ def _secret_transcript(write_jsonl):
 
 
 def _tsq(*args, input_text=None):
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        capture_output=True,
-        text=True,
-        input=input_text,
-        timeout=120,
-    )
+    return tsq(*args, input=input_text)
 
 
 def test_sanitizer_removes_every_planted_secret():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, tsq
 from test_intervals import loop_session_bootstrap, loop_two_groups
 
 import analysis
@@ -286,9 +286,7 @@ def _people_majority() -> dict[tuple[str, int], str | None]:
 
 
 def _tsq(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args], capture_output=True, text=True, check=False
-    )
+    return tsq(*args)
 
 
 def _trends_json(*args: str) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import open_app, plain, run_tsq, use_folder
+from conftest import open_app, plain, tsq, use_folder
 from fake_anthropic import API_KEY, FakeAnthropic, prompt_of
 from records import SESSION, assistant, result, text, tool_use, user
 from streamlit.testing.v1 import AppTest
@@ -64,7 +64,7 @@ class Judged:
 
 def _judge(base: Path, fake: FakeAnthropic, spec_file: Path, *extra: str) -> Judged:
     out = base / f"{len(extra)}.judgments.jsonl"
-    done = run_tsq(
+    done = tsq(
         "judge",
         str(base / "session.jsonl"),
         "--judge",
