@@ -20,14 +20,23 @@ ADDRESS ?= localhost
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.address $(ADDRESS)
 
+# Compiled bytecode is kept between runs even where the environment turns it off: the tests
+# start many interpreters (workers, `tsq` processes, servers, kernels) that import the package.
+unexport PYTHONDONTWRITEBYTECODE
+
+# pytest-xdist with one worker more than there are cores: a third of the tests' time is spent
+# waiting on sockets and servers, which the extra worker fills. A module's browser tests share
+# one worker (tests/conftest.py puts them in one xdist group).
+PARALLEL := -n $(shell expr $$(nproc) + 1) --dist loadgroup
+
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PARALLEL)
 
 # The edit loop: everything but the browser tests, the notebook runs and the tests marked slow
 # (those of three seconds and more: many processes, subprocess CLIs, AppTest-heavy pages).
 # `make test` runs them all.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not browser and not notebooks and not slow"
+	$(BIN)/python -m pytest $(PARALLEL) -m "not browser and not notebooks and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

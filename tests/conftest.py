@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -44,6 +45,18 @@ CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
 SAMPLE_FOLDERS = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "alignment"]
 """The bundled sample but its alignment set (whose two judges test_align.py covers)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``), the tests of one module that start a
+    Streamlit server or drive Chromium run one after another on one worker: a module's
+    browsers do not compete for the cores, and the ports are each held from the moment they
+    are chosen (``streamlit_server.reserved_port``), so modules on different workers never
+    meet on one."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if item.get_closest_marker("browser") or hasattr(module, "streamlit_server"):
+            item.add_marker(pytest.mark.xdist_group(f"served-{item.path.stem}"))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -175,9 +188,23 @@ def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
         yield
 
 
+@functools.cache
+def _scan_components_once() -> None:
+    """Streamlit looks through every installed package for components each time an AppTest
+    starts (reading thousands of metadata files: a third of a page test's time). The packages
+    do not change while the tests run, so the first scan's answer serves the rest."""
+    from streamlit.components.v2 import manifest_scanner
+
+    manifest_scanner.scan_component_manifests = functools.cache(  # type: ignore[method-assign]
+        manifest_scanner.scan_component_manifests
+    )
+
+
 def open_app(state: dict[str, Any] | None = None) -> AppTest:
     """The workbench's first page, run once; ``state`` goes into its session state first."""
     from streamlit.testing.v1 import AppTest
+
+    _scan_components_once()
 
     at = AppTest.from_file(str(APP), default_timeout=60)
     for key, value in (state or {}).items():

@@ -12,7 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,10 +21,16 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+@contextmanager
+def reserved_port() -> Iterator[int]:
+    """A free port, held until the ``with`` ends by a socket bound to it (with SO_REUSEADDR,
+    never listening): no other test, in this process or another worker, is given it meanwhile,
+    and a server that sets SO_REUSEADDR (Tornado, under Streamlit, does) can still listen on it,
+    on 127.0.0.1 or 0.0.0.0."""
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", 0))
+        yield int(holder.getsockname()[1])
 
 
 @dataclass
@@ -61,31 +67,32 @@ def streamlit_server(
     ends. The port and headless mode go in through Streamlit's environment variables, so any
     command that starts the app (``make run``) gets them. No API key and no serving setting unless
     ``env`` gives them."""
-    port = port or free_port()
-    serving = {"TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_ENDPOINTS"}
-    base = {key: value for key, value in os.environ.items() if key not in serving}
-    environment = {
-        **base,
-        "ANTHROPIC_API_KEY": "",
-        "STREAMLIT_SERVER_PORT": str(port),
-        "STREAMLIT_SERVER_HEADLESS": "true",
-        "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-        **(env or {}),
-    }
-    process = subprocess.Popen(
-        list(command or streamlit_command("--server.address", "127.0.0.1")),
-        cwd=REPO,
-        env=environment,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # its own process group: make and streamlit end together
-    )
-    server = Server(url=f"http://127.0.0.1:{port}", port=port, process=process)
-    try:
-        _wait_healthy(server)
-        yield server
-    finally:
-        _end(process)
+    with ExitStack() as held:
+        port = port or held.enter_context(reserved_port())
+        serving = {"TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_ENDPOINTS"}
+        base = {key: value for key, value in os.environ.items() if key not in serving}
+        environment = {
+            **base,
+            "ANTHROPIC_API_KEY": "",
+            "STREAMLIT_SERVER_PORT": str(port),
+            "STREAMLIT_SERVER_HEADLESS": "true",
+            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+            **(env or {}),
+        }
+        process = subprocess.Popen(
+            list(command or streamlit_command("--server.address", "127.0.0.1")),
+            cwd=REPO,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: make and streamlit end together
+        )
+        server = Server(url=f"http://127.0.0.1:{port}", port=port, process=process)
+        try:
+            _wait_healthy(server)
+            yield server
+        finally:
+            _end(process)
 
 
 def _wait_healthy(server: Server, seconds: float = 60) -> None:
