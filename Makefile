@@ -27,16 +27,17 @@ unexport PYTHONDONTWRITEBYTECODE
 # pytest-xdist with one worker more than there are cores: a third of the tests' time is spent
 # waiting on sockets and servers, which the extra worker fills. A module's browser tests share
 # one worker (tests/conftest.py puts them in one xdist group).
-PARALLEL := -n $(shell expr $$(nproc) + 1) --dist loadgroup
+WORKERS := -n $(shell expr $$(nproc) + 1)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PARALLEL)
+	$(BIN)/python -m pytest $(WORKERS) --dist loadgroup
 
 # The edit loop: everything but the browser tests, the notebook runs and the tests marked slow
-# (those of three seconds and more: many processes, subprocess CLIs, AppTest-heavy pages).
+# (those of three seconds and more: many processes, servers that make a run wait, AppTest-heavy
+# pages), with no browser to keep on one worker, so idle workers take tests from busy ones.
 # `make test` runs them all.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest $(PARALLEL) -m "not browser and not notebooks and not slow"
+	$(BIN)/python -m pytest $(WORKERS) --dist worksteal -m "not browser and not notebooks and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -380,17 +380,6 @@ def tsq(
     return subprocess.CompletedProcess(["tsq", *args], result.exit_code, result.stdout, stderr)
 
 
-@pytest.fixture(autouse=True)
-def quick_sdk_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The model SDKs wait 0.5 s, then twice as long, up to 8 s, between retries that no
-    ``retry-after`` header times; in this process they wait a hundredth of that, so a test of
-    retries that run out takes a second, not twenty. Headers are honoured as they are."""
-    for sdk in ("anthropic", "openai"):
-        client = importlib.import_module(f"{sdk}._base_client")
-        monkeypatch.setattr(client, "INITIAL_RETRY_DELAY", 0.005)
-        monkeypatch.setattr(client, "MAX_RETRY_DELAY", 0.08)
-
-
 def load_script(name: str) -> ModuleType:
     """``scripts/NAME.py`` as a module (``scripts/`` is not a package)."""
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,9 +50,29 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self.server.server_address[1]}{self.url_path}"
 
     def __enter__(self) -> Self:
+        self._sdk_waits = _set_sdk_retry_waits(QUICK_RETRY_WAITS)
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+        _set_sdk_retry_waits(self._sdk_waits)
+
+
+QUICK_RETRY_WAITS = {"INITIAL_RETRY_DELAY": 0.005, "MAX_RETRY_DELAY": 0.08}
+"""The model SDKs wait 0.5 s, then twice as long, up to 8 s, between retries that no
+``retry-after`` header times; while a loopback server runs, the SDKs in this process wait a
+hundredth of that, so a test of retries that run out takes a second, not twenty. Headers are
+honoured as they are, and a ``tsq`` in a process of its own waits as a user's does."""
+
+
+def _set_sdk_retry_waits(waits: dict[str, float]) -> dict[str, float]:
+    """Set the SDKs' retry waits (the same for both); return what they were."""
+    before: dict[str, float] = {}
+    for sdk in ("anthropic", "openai"):
+        client = importlib.import_module(f"{sdk}._base_client")
+        for name, seconds in waits.items():
+            before[name] = getattr(client, name)
+            setattr(client, name, seconds)
+    return before
