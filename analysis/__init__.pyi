@@ -35,9 +35,13 @@ from ._samples import (
     sample_data_dir as sample_data_dir,
 )
 from ._serving import (
+    ANONYMOUS as ANONYMOUS,
     ANONYMOUS_WARNING as ANONYMOUS_WARNING,
+    DEFAULT_AUTH_HEADER as DEFAULT_AUTH_HEADER,
     Serving as Serving,
+    UnknownVisitor as UnknownVisitor,
     is_loopback as is_loopback,
+    visitor_identity as visitor_identity,
 )
 from .catalog import (
     catalog_for_turn as catalog_for_turn,

@@ -10,6 +10,7 @@ shares it. Served mode is the app's; the command line is always local.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -20,6 +21,12 @@ AuthMode = Literal["login", "proxy", "none"]
 AUTH_MODES: tuple[AuthMode, ...] = get_args(AuthMode)
 """``login``: Streamlit's ``st.login`` (an ``[auth]`` section in the app's secrets);
 ``proxy``: an authenticating proxy is in front; ``none``: anonymous on purpose."""
+DEFAULT_AUTH_HEADER = "X-Forwarded-Email"
+"""The request header naming the visitor behind an authenticating proxy, unless
+``TSQ_AUTH_HEADER`` names another."""
+ANONYMOUS = "anonymous"
+"""Who saves a label, a decision or a cause when the workbench is served to anyone
+(``TSQ_AUTH=none``)."""
 ANONYMOUS_WARNING = (
     "Anyone who reaches this workbench can use it: it is served without a login (TSQ_AUTH=none)."
 )
@@ -60,7 +67,8 @@ class Serving:
 
     ``address`` is Streamlit's ``server.address``, ``served_flag`` is ``TSQ_SERVED``, ``root``
     the data root (``TSQ_DATA_ROOT`` or ``data_root`` in the secrets), ``auth`` is
-    ``TSQ_AUTH`` and ``login_configured`` whether the secrets hold an ``[auth]`` section.
+    ``TSQ_AUTH``, ``login_configured`` whether the secrets hold an ``[auth]`` section and
+    ``auth_header`` is ``TSQ_AUTH_HEADER``.
     """
 
     address: str | None
@@ -68,6 +76,14 @@ class Serving:
     served_flag: str | None = None
     auth: str | None = None
     login_configured: bool = False
+    auth_header: str | None = None
+    """``TSQ_AUTH_HEADER``: the header an authenticating proxy names the visitor in."""
+
+    @property
+    def identity_header(self) -> str:
+        """The header naming the visitor behind a proxy: ``TSQ_AUTH_HEADER``, else
+        ``X-Forwarded-Email``."""
+        return (self.auth_header or "").strip() or DEFAULT_AUTH_HEADER
 
     @property
     def served(self) -> bool:
@@ -151,3 +167,53 @@ class Serving:
                 "login), so the pages of this workbench are off."
             )
         return None
+
+
+class UnknownVisitor(Exception):
+    """A served visitor the workbench cannot name: its message is the one sentence a page says
+    instead of running."""
+
+
+def visitor_identity(
+    serving: Serving, user_email: str | None, headers: Iterable[tuple[str, str]]
+) -> str | None:
+    """Who the visitor is, the name every label, decision and cause they save is saved under.
+
+    Local (not served): None, and the person types a name. Served, by how people log in:
+    ``login``, the email of the logged-in visitor (``user_email``, Streamlit's ``st.user.email``);
+    ``proxy``, the value of the header the proxy names them in (``serving.identity_header``,
+    one value among the request's ``headers``, as (name, value) pairs, a name repeated as often
+    as it was sent); ``none``, ``"anonymous"``. Raises ``UnknownVisitor`` when a served visitor
+    has no identity (no email, the header missing, empty or sent with two values), or the
+    serving has no valid way people log in (its ``refusal`` says that first).
+    """
+    if not serving.served:
+        return None
+    mode = serving.auth_mode
+    if mode == "none":
+        return ANONYMOUS
+    if mode == "login":
+        email = (user_email or "").strip()
+        if not email:
+            raise UnknownVisitor(
+                "Your login gives this workbench no email address, so its pages are off: log "
+                "in with an account that has one, or ask the operator to have the identity "
+                "provider share it."
+            )
+        return email
+    if mode == "proxy":
+        name = serving.identity_header
+        values = {value.strip() for key, value in headers if key.lower() == name.lower()}
+        if len(values) > 1:
+            raise UnknownVisitor(
+                f"The request to this workbench names who you are in {name} more than once, "
+                "with different values, so its pages are off."
+            )
+        given = next(iter(values), "")
+        if not given:
+            raise UnknownVisitor(
+                f"The authenticating proxy in front of this workbench sent no {name} header "
+                "naming who you are, so its pages are off."
+            )
+        return given
+    raise UnknownVisitor("Nothing says how people log in to this workbench, so its pages are off.")

@@ -6,7 +6,17 @@ import polars as pl
 import streamlit as st
 
 import analysis
-from workbench import Kept, Key, disagreement_panel, inert, page_frame, set_url, study_source
+from workbench import (
+    Kept,
+    Key,
+    disagreement_panel,
+    inert,
+    page_frame,
+    saving_as,
+    set_url,
+    study_source,
+    visitor,
+)
 
 page_frame("adjudicate")
 st.title("Adjudicate")
@@ -51,12 +61,16 @@ if row["adjudicator"]:
 
 causes = view.study.config.all_causes
 sides: list[Literal["human", "council"]] = ["human", "council"]
+identity = visitor()  # served: who is in; local: None, and a name is typed
 with st.form("decision", clear_on_submit=True):
-    who = st.text_input(
-        "Adjudicator",
-        value=st.session_state.get(Kept.ADJUDICATOR, ""),
-        key="decision_adjudicator",
-    )
+    if identity is None:
+        typed = st.text_input(
+            "Adjudicator",
+            value=st.session_state.get(Kept.ADJUDICATOR, ""),
+            key="decision_adjudicator",
+        )
+    else:
+        saving_as(identity)
     # Nothing is chosen for the adjudicator: a default would be a vote cast before reading.
     side = st.radio(
         "Which label stands?",
@@ -86,20 +100,22 @@ with st.expander(f"History of this disagreement ({history.height} decisions)"):
         st.dataframe(history, hide_index=True)
 
 if saved:
+    who = identity if identity is not None else typed.strip()
     missing = [
         what
-        for what, given in (("the adjudicator", who.strip()), ("a side", side), ("a cause", cause))
+        for what, given in (("the adjudicator", who), ("a side", side), ("a cause", cause))
         if not given
     ]
     if missing or side is None or cause is None:
         problem.error(f"Choose {' and '.join(missing)} before saving.")
         st.stop()
-    st.session_state[Kept.ADJUDICATOR] = who.strip()
+    if identity is None:
+        st.session_state[Kept.ADJUDICATOR] = who
     view.store.save(
         analysis.study.Decision(
             item_id=row["item_id"],
             field=row["field"],
-            adjudicator=who.strip(),
+            adjudicator=who,
             adjudicator_kind="human",
             side=side,
             value=row[side],

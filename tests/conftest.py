@@ -170,7 +170,13 @@ def server_address(address: str | None) -> Iterator[None]:
         config.set_option("server.address", saved)
 
 
-SERVING_SETTINGS = ("TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_ENDPOINTS")
+SERVING_SETTINGS = (
+    "TSQ_DATA_ROOT",
+    "TSQ_SERVED",
+    "TSQ_AUTH",
+    "TSQ_AUTH_HEADER",
+    "TSQ_ENDPOINTS",
+)
 """The operator's settings of a served workbench: none unless a test sets them."""
 
 

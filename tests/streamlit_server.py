@@ -69,7 +69,7 @@ def streamlit_server(
     ``env`` gives them."""
     with ExitStack() as held:
         port = port or held.enter_context(reserved_port())
-        serving = {"TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_ENDPOINTS"}
+        serving = {"TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_AUTH_HEADER", "TSQ_ENDPOINTS"}
         base = {key: value for key, value in os.environ.items() if key not in serving}
         environment = {
             **base,

@@ -40,7 +40,9 @@ from workbench._source import (
     issues_panel,
     key_environment,
     refuse_unsafe_serving,
+    saving_as,
     serving,
+    visitor,
 )
 from workbench._state import Kept, Key
 from workbench._study import (
@@ -87,6 +89,7 @@ __all__ = [
     "page_frame",
     "people_labels",
     "refuse_unsafe_serving",
+    "saving_as",
     "serving",
     "set_url",
     "show_table",
@@ -97,6 +100,7 @@ __all__ = [
     "study_store_path",
     "transcript_panel",
     "transcript_text",
+    "visitor",
     "votes_side_by_side",
     "worded_table",
     "workspace_judgments",

@@ -18,6 +18,7 @@ from workbench._source import (
     remembered,
     source_from_url,
     source_params,
+    visitor_panel,
 )
 from workbench._state import Kept, Key
 from workbench._text import inert
@@ -46,8 +47,9 @@ registers and each page draws."""
 def page_frame(name: str) -> None:
     """What every page starts with, whether ``app.py`` ran first or Streamlit ran the page file
     alone (a link opened on a freshly started server finds ``pages/`` and does that): the
-    page's title and wide layout, the refusal to serve without a data root, and the workbench's
-    own navigation (Streamlit's is hidden: ``client.showSidebarNavigation = false``)."""
+    page's title and wide layout, the refusal to serve without a data root, the workbench's
+    own navigation (Streamlit's is hidden: ``client.showSidebarNavigation = false``) and who
+    is in."""
     st.set_page_config(page_title=f"{PAGES[name].title} · TSQ Workbench", layout="wide")
     refuse_unsafe_serving()
     source_from_url()
@@ -60,6 +62,7 @@ def page_frame(name: str) -> None:
     with st.sidebar.container(key="workbench_navigation"):
         for page in PAGES.values():  # the data source and the place go along: one entry a click
             st.page_link(page.path, label=page.title, query_params=carried)
+    visitor_panel()
     st.sidebar.divider()
 
 

@@ -165,29 +165,82 @@ def _login_configured() -> bool:
 
 def serving() -> analysis.Serving:
     """How this app is run: its address, ``TSQ_SERVED``, the data root and how people log in
-    (``TSQ_AUTH``, the secrets' ``[auth]`` section)."""
+    (``TSQ_AUTH``, the secrets' ``[auth]`` section, ``TSQ_AUTH_HEADER``)."""
     return analysis.Serving(
         address=st.get_option("server.address"),
         root=data_root(),
         served_flag=os.environ.get("TSQ_SERVED"),
         auth=os.environ.get("TSQ_AUTH"),
         login_configured=_login_configured(),
+        auth_header=os.environ.get("TSQ_AUTH_HEADER"),
     )
+
+
+def _login_on(how: analysis.Serving) -> bool:
+    """Whether visitors log in with Streamlit's login (served or not, when it is configured)."""
+    return how.auth_mode == "login" and how.login_configured
+
+
+def _logged_in() -> bool:
+    return bool(st.user.get("is_logged_in"))
+
+
+def _request_headers() -> list[tuple[str, str]]:
+    """The headers of the request that opened this browser session, a name repeated as often
+    as it was sent (none when no browser sent any, as in a test run)."""
+    headers = st.context.headers
+    return [(name, value) for name in headers for value in headers.get_all(name)]
+
+
+def visitor() -> str | None:
+    """Who saves what this browser session saves (``analysis.visitor_identity``): served,
+    the logged-in email, the proxy's header or "anonymous"; local, None (a name is typed).
+    Served without an identity, says why in one sentence and the page stops."""
+    how = serving()
+    email = st.user.get("email") if how.auth_mode == "login" and _logged_in() else None
+    try:
+        return analysis.visitor_identity(
+            how, email if isinstance(email, str) else None, _request_headers()
+        )
+    except analysis.UnknownVisitor as unknown:
+        st.error(inert(str(unknown)))
+        st.stop()
+
+
+def visitor_panel() -> None:
+    """In the sidebar: who is in (the logged-in email, with a Log out button; served behind a
+    proxy, the name its header gives); nothing when no one logs in."""
+    how = serving()
+    if _login_on(how) and _logged_in():
+        email = st.user.get("email")
+        with st.sidebar.container(key="visitor"):
+            st.caption(f"Logged in as {inert(str(email or 'someone without an email'))}")
+            st.button("Log out", on_click=st.logout, key="logout")
+    elif how.served and how.auth_mode == "proxy":
+        st.sidebar.caption(f"Signed in as {inert(visitor() or '')}")
+
+
+def saving_as(who: str) -> None:
+    """Where a name field would be, served: the name this form saves under."""
+    st.caption(f"Saving as {inert(who)}")
 
 
 def refuse_unsafe_serving() -> None:
     """Before any page runs: served without a data root or without a way people log in, say so
-    in one sentence and stop; with Streamlit's login, a visitor logs in first; served to anyone
-    on purpose (``TSQ_AUTH=none``), say so at the top of every page."""
+    in one sentence and stop; with Streamlit's login, a visitor logs in first; a served visitor
+    the workbench cannot name (no email, no proxy header) is told so in one sentence, and the
+    page stops; served to anyone on purpose (``TSQ_AUTH=none``), say so at the top of every
+    page."""
     how = serving()
     refusal = how.refusal()
     if refusal:
         st.error(inert(refusal))
         st.stop()
-    if how.auth_mode == "login" and how.login_configured and not st.user.get("is_logged_in"):
+    if _login_on(how) and not _logged_in():
         st.info("Log in to open the workbench.")
         st.button("Log in", on_click=st.login, key="login")
         st.stop()
+    visitor()
     if how.anonymous:
         st.warning(analysis.ANONYMOUS_WARNING, icon=":material/public:")
 

@@ -21,6 +21,8 @@ from workbench._source import (
     kept_folders,
     remember,
     remembered,
+    saving_as,
+    visitor,
 )
 from workbench._state import Kept, Key
 from workbench._text import inert
@@ -129,11 +131,12 @@ def people_labels() -> list[analysis.study.StepLabel]:
 
 def step_label_panel(item_id: str, store_path: Path) -> None:
     """A person's label of one step's tool choice (correct or incorrect, with a reason), saved
-    in the store at ``store_path`` (created on the first save); the labeller's name is kept for
-    this browser session. The step's labels so far are listed below, the latest of each
-    labeller."""
+    in the store at ``store_path`` (created on the first save). Served, it is saved under the
+    visitor's identity (``visitor``); local, under the name typed, kept for this browser
+    session. The step's labels so far are listed below, the latest of each labeller."""
     from analysis.study import StepLabel
 
+    who = visitor()
     st.markdown("**Your label for this step's tool choice**")
     with st.form("step_label_form"):
         value = st.radio(
@@ -144,19 +147,23 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
             key="label_value",
         )
         reason = st.text_area("Reason", key="label_reason")
-        labeller = st.text_input(
-            "Your name", value=st.session_state.get(Kept.LABELLER, ""), key="label_labeller"
-        )
+        if who is None:
+            typed = st.text_input(
+                "Your name", value=st.session_state.get(Kept.LABELLER, ""), key="label_labeller"
+            )
+        else:
+            saving_as(who)
         submitted = st.form_submit_button("Save label")
         said = st.empty()  # what a save says, beside its button
     if submitted:
-        name = labeller.strip()
+        name = who if who is not None else typed.strip()
         if value is None:
             said.warning("Choose correct or incorrect: no label is saved without a choice.")
         elif not name:
             said.warning("Give your name, so your labels are told apart from others'.")
         else:
-            st.session_state[Kept.LABELLER] = name
+            if who is None:
+                st.session_state[Kept.LABELLER] = name
             decision_store(str(store_path)).save_step_label(
                 StepLabel.model_validate(
                     {"item_id": item_id, "labeller": name, "value": value, "reason": reason.strip()}
