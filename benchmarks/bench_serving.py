@@ -1,0 +1,338 @@
+"""The served workbench under several visitors at once, on a collection of real-shaped sessions.
+
+Builds ``--sessions`` Claude Code sessions from the real ones (as ``bench_collection.py`` does)
+under a data root, builds the index the app opens, and serves the app as a team would: served
+(``TSQ_SERVED=1``) behind an authenticating proxy (``TSQ_AUTH=proxy``; each visitor's browser
+sends its own identity header). Then, for each count in ``--visitors`` (4, then 8), that many
+visitors, each a Chromium of its own (Playwright), repeat for ``--seconds`` seconds: the Overview,
+a search on it, a Session, a Turn, the Trends page, and a label saved on a step of the Turn page.
+
+Prints, per page, the time to a finished render (the page's skeleton and Streamlit's running
+indicator gone; median and 95th percentile over every visit), the server's peak memory (its
+process tree), errors (tracebacks and "database is locked" in the server's log, failed visits),
+labels saved against labels in the store afterwards (none may be lost), and the share of the
+machine's CPU the visitors' browsers used themselves: on a small machine they compete with the
+server, so the figures are an upper bound of what visitors elsewhere would see.
+
+    python benchmarks/bench_serving.py [--sessions 10000] [--keep DIR] [--visitors 4 8]
+        [--seconds 180] [--screenshots DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO / "tests"))
+
+from bench_collection import build_collection  # noqa: E402
+from streamlit_server import reserved_port, streamlit_command  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
+IDENTITY_HEADER = "X-Forwarded-Email"
+PAGES = ("overview", "search", "session", "turn", "trends", "label")
+GOALS = {"p95 seconds with 4 visitors": 5.0, "server peak GB": 2.0}
+IDLE = (
+    "document.querySelector('[data-testid=\"stMain\"] h1')"
+    " && !document.querySelector('[data-testid=\"stSkeleton\"]')"
+    " && !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+)
+"""A page has finished rendering: its title is drawn, and no skeleton nor running indicator is
+left."""
+
+
+def session_ids(folder: Path, count: int) -> list[str]:
+    """The ids of ``count`` main sessions of the collection (read from their first records)."""
+    found: list[str] = []
+    for path in sorted(folder.glob("*/*.jsonl")):
+        with path.open(encoding="utf-8") as lines:
+            for line in lines:
+                session = json.loads(line).get("sessionId")
+                if session:
+                    found.append(session)
+                    break
+        if len(found) == count:
+            break
+    return found
+
+
+def visitor(
+    number: int,
+    url: str,
+    folder: str,
+    sessions: list[str],
+    seconds: float,
+    out: Any,
+    screenshots: str | None = None,
+) -> None:
+    """One visitor's loop in a process of its own; puts its (page, seconds or None) pairs, the
+    labels it saved and the CPU seconds it and its browser used on ``out``."""
+    import resource
+
+    from playwright.sync_api import sync_playwright
+
+    source = f"source=folder&folder={urllib.parse.quote(folder)}"
+    timings: list[tuple[str, float | None]] = []
+    saved = 0
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(
+            viewport={"width": 1400, "height": 900},
+            extra_http_headers={IDENTITY_HEADER: f"visitor{number}@example.com"},
+        )
+        page = context.new_page()
+
+        def timed(name: str, action: Any) -> None:
+            started = time.monotonic()
+            try:
+                action()
+                page.wait_for_function(IDLE, timeout=60_000)
+                if "Traceback" in page.inner_text("body"):
+                    raise RuntimeError("a traceback on the page")
+                timings.append((name, time.monotonic() - started))
+            except Exception:  # a failed visit is counted, not fatal
+                timings.append((name, None))
+            if screenshots and number == 0 and len(timings) <= len(PAGES):
+                page.screenshot(path=str(Path(screenshots) / f"{len(timings)}-{name}.png"))
+
+        def search(words: str) -> None:
+            box = page.get_by_label("Find sessions")
+            box.fill(words)
+            box.press("Enter")
+            page.wait_for_timeout(250)  # the rerun starts (counted in the page's time)
+
+        def label(address: str, reason: str) -> None:
+            page.goto(address)
+            page.wait_for_function(IDLE, timeout=60_000)
+            page.get_by_text("correct", exact=True).first.click()
+            page.get_by_label("Reason").fill(reason)
+            page.get_by_role("button", name="Save label").click()
+            page.get_by_text("Saved:").first.wait_for(timeout=60_000)
+
+        deadline = time.monotonic() + seconds
+        round_ = 0
+        while time.monotonic() < deadline:
+            session = sessions[(number * 997 + round_) % len(sessions)]
+            place = f"{source}&session={urllib.parse.quote(session)}"
+            step = f"{url}/turn?{place}&turn=0&step=0"
+            timed("overview", partial(page.goto, f"{url}/?{source}"))
+            timed("search", partial(search, f"project-{round_ % 40:02d}"))
+            timed("session", partial(page.goto, f"{url}/session?{place}"))
+            timed("turn", partial(page.goto, step))
+            timed("trends", partial(page.goto, f"{url}/trends?{source}"))
+            timed("label", partial(label, step, f"bench visitor {number} round {round_}"))
+            saved += timings[-1][1] is not None
+            round_ += 1
+        browser.close()
+    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    out.put((timings, saved, sum(u.ru_utime + u.ru_stime for u in used)))
+
+
+def _tree(process: psutil.Process) -> list[psutil.Process]:
+    try:
+        return [process, *process.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _rss(process: psutil.Process) -> int:
+    total = 0
+    for member in _tree(process):
+        try:
+            total += member.memory_info().rss
+        except psutil.NoSuchProcess:
+            continue
+    return total
+
+
+def run(
+    count: int,
+    root: Path,
+    folder: Path,
+    cache: Path,
+    sessions: list[str],
+    seconds: float,
+    screenshots: Path | None = None,
+) -> dict[str, Any]:
+    """Serve the app, send ``count`` visitors for ``seconds`` seconds, and measure."""
+    data = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-data-"))
+    log = data / "server.log"
+    with reserved_port() as port, log.open("wb") as server_log:
+        env = {
+            **os.environ,
+            "TSQ_SERVED": "1",
+            "TSQ_AUTH": "proxy",
+            "TSQ_AUTH_HEADER": IDENTITY_HEADER,
+            "TSQ_DATA_ROOT": str(root),
+            "TSQ_DATA_DIR": str(data),
+            "XDG_CACHE_HOME": str(cache),
+            "STREAMLIT_SERVER_PORT": str(port),
+            "STREAMLIT_SERVER_HEADLESS": "true",
+            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
+        }
+        server = subprocess.Popen(
+            streamlit_command("--server.address", "127.0.0.1"),
+            cwd=REPO,
+            env=env,
+            stdout=server_log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        watched = psutil.Process(server.pid)
+        peak = 0
+        stop = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not stop.is_set():
+                peak = max(peak, _rss(watched))
+                stop.wait(0.5)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            time.sleep(3)  # the server starts before the first visitor knocks
+            results: Any = multiprocessing.get_context("spawn").Queue()
+            visitors = [
+                multiprocessing.get_context("spawn").Process(
+                    target=visitor,
+                    args=(
+                        n,
+                        url,
+                        str(folder),
+                        sessions,
+                        seconds,
+                        results,
+                        screenshots and str(screenshots),
+                    ),
+                )
+                for n in range(count)
+            ]
+            started = time.monotonic()
+            for process in visitors:
+                process.start()
+            collected = [results.get(timeout=seconds + 600) for _ in visitors]
+            for process in visitors:
+                process.join(timeout=60)
+            elapsed = time.monotonic() - started
+        finally:
+            stop.set()
+            sampler.join()
+            os.killpg(server.pid, 15)
+            server.wait(timeout=30)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    saved = sum(labels for _, labels, _ in collected)
+    generator_cpu = sum(cpu for _, _, cpu in collected)
+    in_store = _labels_in_store(data)
+    visits: dict[str, list[float]] = {name: [] for name in PAGES}
+    failed: dict[str, int] = dict.fromkeys(PAGES, 0)
+    for timings, _, _ in collected:
+        for name, took in timings:
+            if took is None:
+                failed[name] += 1
+            else:
+                visits[name].append(took)
+    return {
+        "visitors": count,
+        "visits": visits,
+        "failed": failed,
+        "peak_gb": peak / 1024**3,
+        "tracebacks": text.count("Traceback"),
+        "locked": text.count("database is locked"),
+        "saved": saved,
+        "in_store": in_store,
+        "generator_share": generator_cpu / (elapsed * (os.cpu_count() or 1)),
+    }
+
+
+def _labels_in_store(data: Path) -> int:
+    """The benchmark's labels in every label store under ``data``."""
+    import sqlite3
+
+    found = 0
+    for store in data.rglob("*.sqlite*"):
+        if store.suffix not in {".sqlite", ".sqlite3"}:
+            continue
+        with sqlite3.connect(store) as connection:
+            tables = {row[0] for row in connection.execute("select name from sqlite_master")}
+            if "step_labels" in tables:
+                found += connection.execute(
+                    "select count(*) from step_labels where reason like 'bench visitor %'"
+                ).fetchone()[0]
+    return found
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def report(figures: dict[str, Any]) -> None:
+    print(f"\n{figures['visitors']} visitors")
+    print(f"{'page':10} {'visits':>7} {'failed':>7} {'median s':>9} {'p95 s':>7}")
+    for name in PAGES:
+        took = figures["visits"][name]
+        median = f"{statistics.median(took):9.2f}" if took else f"{'—':>9}"
+        p95 = f"{percentile(took, 0.95):7.2f}" if took else f"{'—':>7}"
+        print(f"{name:10} {len(took):7d} {figures['failed'][name]:7d} {median} {p95}")
+    print(
+        f"server peak {figures['peak_gb']:.2f} GB (goal ≤ {GOALS['server peak GB']:.1f}); "
+        f'tracebacks in its log {figures["tracebacks"]}; "database is locked" '
+        f"{figures['locked']}; labels saved {figures['saved']}, in the store "
+        f"{figures['in_store']}; the visitors' browsers used "
+        f"{figures['generator_share']:.0%} of the machine's CPU"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--keep", type=Path, help="build the data root here and keep it")
+    parser.add_argument("--visitors", type=int, nargs="+", default=[4, 8])
+    parser.add_argument("--seconds", type=float, default=180.0)
+    parser.add_argument(
+        "--screenshots", type=Path, help="keep the first visitor's first round of pages here"
+    )
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-"))
+    root = args.keep or work / "root"
+    folder = root / "projects"
+    cache = work / "cache"
+    index = cache / "tsq-workbench" / "index.duckdb"
+    index.parent.mkdir(parents=True)
+    if not folder.is_dir():
+        size = build_collection(folder, args.sessions)
+        print(f"{args.sessions:,} sessions, {size / 1e9:.2f} GB under {root}")
+    subprocess.run(
+        [sys.executable, "-m", "analysis", "index", str(folder), "--index", str(index)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    sessions = session_ids(folder, 200)
+    for count in args.visitors:
+        if args.screenshots:
+            args.screenshots.mkdir(parents=True, exist_ok=True)
+        report(run(count, root, folder, cache, sessions, args.seconds, args.screenshots))
+    print(f"\ngoal: no error, no lost label, p95 ≤ {GOALS['p95 seconds with 4 visitors']:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
