@@ -73,13 +73,17 @@ from ._rules import (
     RuleBase as RuleBase,
 )
 from ._store import (
+    EXPORT_COLUMNS as EXPORT_COLUMNS,
+    LAYOUT_VERSION as LAYOUT_VERSION,
     Adoption as Adoption,
     CauseSetting as CauseSetting,
     Decision as Decision,
     LabelStore as LabelStore,
+    LabelStoreError as LabelStoreError,
     SplitAssignment as SplitAssignment,
     StepLabel as StepLabel,
     default_store_path as default_store_path,
+    write_labels as write_labels,
 )
 from ._study import (
     Study as Study,
