@@ -1,4 +1,5 @@
-"""``tsq labels import`` and ``tsq align``: the printers and the flow over ``analysis.align``.
+"""``tsq labels import``, ``tsq labels export`` and ``tsq align``: the printers and the flow over
+``analysis.align``.
 
 Registered on the ``tsq`` group by ``analysis.cli``; like every command, imports the analysis
 package only inside the commands.
@@ -11,7 +12,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -39,10 +40,13 @@ STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 def _store_or_exit(path: Path) -> LabelStore:
     import sqlite3
 
-    from analysis.study import LabelStore
+    from analysis.study import LabelStore, LabelStoreError
 
     try:
         return LabelStore(path)
+    except LabelStoreError as error:
+        click.echo(f"{error}.", err=True)
+        sys.exit(EXIT_UNUSABLE)
     except (OSError, sqlite3.Error) as error:
         click.echo(f"{path}: cannot open the label store ({error}).", err=True)
         sys.exit(1)
@@ -118,6 +122,55 @@ def import_labels(file: str, db: str) -> None:
     )
     if not labels:
         sys.exit(EXIT_UNUSABLE)
+
+
+@labels_group.command(name="export")
+@click.option(
+    "--db",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The label store (SQLite) to export.",
+)
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["csv", "jsonl"]),
+    default="csv",
+    show_default=True,
+    help="CSV (one header, every column) or JSON Lines (one object a label).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default="-",
+    show_default=True,
+    help="The file to write; - for standard output.",
+)
+def export_labels(db: str, form: str, out: str) -> None:
+    """Write every label of a store (step labels, decisions, causes, adoptions) with who saved
+    it and when. Exit status: 0 written; 1 the store or the file cannot be read or written;
+    2 no such store, or a store of a newer layout."""
+    import sqlite3
+
+    from analysis.study import write_labels
+
+    path = Path(db)
+    if not path.is_file():
+        click.echo(f"{db}: no such label store.", err=True)
+        sys.exit(EXIT_UNUSABLE)
+    store = _store_or_exit(path)
+    fmt: Literal["csv", "jsonl"] = "jsonl" if form == "jsonl" else "csv"
+    try:
+        with click.open_file(out, "w", encoding="utf-8", atomic=out != "-") as stream:
+            count = write_labels(store, stream, fmt)
+    except sqlite3.Error as error:
+        click.echo(f"{db}: cannot read the labels ({error}).", err=True)
+        sys.exit(1)
+    except OSError as error:
+        click.echo(f"{out}: cannot write the labels ({error.strerror or error}).", err=True)
+        sys.exit(1)
+    if out != "-":
+        click.echo(f"Exported {count} labels from {db} to {out}.", err=True)
 
 
 def print_score(score: SpecScore) -> None:
@@ -219,9 +272,8 @@ def adopt(labels: str, spec_path: str, who: str | None) -> None:
 
     spec = specs_or_exit((spec_path,))[0]
     store, _ = labels_source(labels)
-    adoption = Adoption(
-        judge_id=spec.judge_id, spec_toml=spec_toml(spec), adopted_by=who or getpass.getuser()
-    )
+    who = (who or "").strip() or getpass.getuser()
+    adoption = Adoption(judge_id=spec.judge_id, spec_toml=spec_toml(spec), adopted_by=who)
     store.adopt(adoption)
     click.echo(
         f"Adopted {spec.judge_id} ({adoption.adopted_by}, {adoption.adopted_at:%Y-%m-%d %H:%M} "
@@ -341,7 +393,7 @@ def record_causes(labels: str, settings: tuple[str, ...], who: str | None) -> No
     from analysis.study import CauseSetting
 
     store, _ = labels_source(labels)
-    who = who or getpass.getuser()
+    who = (who or "").strip() or getpass.getuser()
     parsed = []
     for setting in settings:
         item, _, cause = setting.rpartition("=")
