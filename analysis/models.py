@@ -393,6 +393,17 @@ def verdict_of(score: float | None) -> Verdict:
     return majority_label(score)
 
 
+class JudgmentUsage(_Model):
+    """The tokens a judgment's votes used, as the model's API counted them (every re-ask's
+    included; none for votes that came from the vote cache)."""
+
+    input_tokens: NonNegativeInt = 0
+    """Uncached input tokens."""
+    output_tokens: NonNegativeInt = 0
+    cache_read_tokens: NonNegativeInt = 0
+    cache_write_tokens: NonNegativeInt = 0
+
+
 class Judgment(_Model):
     """One judged step (or whole turn): the contract of each line of ``tsq judge --out``.
 
@@ -426,6 +437,12 @@ class Judgment(_Model):
     that the input can be rendered again as the judge read it; None for a whole turn, and in
     files written before judgments recorded it."""
     unscored_reason: str | None = None
+    usage: JudgmentUsage | None = None
+    """The tokens its votes used in the run that wrote it; None in files written before
+    judgments recorded it."""
+    cost_usd: Annotated[float, Field(ge=0)] | None = None
+    """What those tokens cost at the model's list price (half with ``--batch``); None when the
+    model has no known price, and in files written before judgments recorded it."""
 
     @property
     def unit(self) -> JudgeUnit:

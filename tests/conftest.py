@@ -306,6 +306,8 @@ JUDGMENT_LINE_FIELDS = {
     "context_chars",
     "step_chars",
     "unscored_reason",
+    "usage",
+    "cost_usd",
 }
 """The JSONL contract of ``tsq judge --out``, as docs/judge.md states it."""
 

@@ -24,15 +24,18 @@ from analysis.judge._rubric import DEFAULT_SPEC_NAME, RUBRIC, parse_vote, vote_r
 from analysis.llm import (
     DEFAULT_TIMEOUT,
     Answer,
+    AnswerTokens,
     EndpointRules,
     LLMClient,
     LLMConfig,
     LLMError,
     RunStats,
+    add_tokens,
+    cost_of,
     default_cache_dir as default_cache_dir,
     open_client,
 )
-from analysis.models import Judgment, Vote
+from analysis.models import Judgment, JudgmentUsage, Vote
 from analysis.render import JudgeInput
 
 VOTE_CACHE = "judge-votes.sqlite3"
@@ -103,7 +106,11 @@ def judgment(
     reason: str | None,
     judge_id: str | None = None,
     spec_name: str = DEFAULT_SPEC_NAME,
+    usage: AnswerTokens | None = None,
+    batch: bool = False,
 ) -> Judgment:
+    """The judgment of ``rendered`` from its valid ``votes``; ``usage`` is the tokens its
+    requests used (priced at ``model``'s list price, at the batch price with ``batch``)."""
     return Judgment(
         session_id=rendered.session_id,
         turn_index=rendered.turn_index,
@@ -124,14 +131,32 @@ def judgment(
         context_chars=len(rendered.prior_context),
         step_chars=rendered.step_chars,
         unscored_reason=None if votes else reason,
+        usage=None if usage is None else _usage(usage),
+        cost_usd=None if usage is None else cost_of(model, usage, batch),
+    )
+
+
+def _usage(tokens: AnswerTokens) -> JudgmentUsage:
+    return JudgmentUsage(
+        input_tokens=tokens.input_tokens,
+        output_tokens=tokens.output_tokens,
+        cache_read_tokens=tokens.cache_read_tokens,
+        cache_write_tokens=tokens.cache_write_tokens,
     )
 
 
 def _from_answers(
-    rendered: JudgeInput, answers: Sequence[Answer[Vote]], model: str, config: JudgeConfig
+    rendered: JudgeInput,
+    answers: Sequence[Answer[Vote]],
+    model: str,
+    config: JudgeConfig,
+    batch: bool = False,
 ) -> Judgment:
     votes = [answer.value for answer in answers if answer.value is not None]
     reason = next((answer.failure for answer in answers if answer.failure), None)
+    used = AnswerTokens()
+    for answer in answers:
+        used = add_tokens(used, answer.usage)
     return judgment(
         rendered,
         votes,
@@ -140,6 +165,8 @@ def _from_answers(
         reason,
         config.judge_ids.get(rendered.condition),
         config.spec_name,
+        usage=used,
+        batch=batch,
     )
 
 
@@ -183,7 +210,11 @@ async def _judge_batch(
     )
     return [
         _from_answers(
-            turn, [answers[f"t{t}-v{v}"] for v in range(config.votes)], client.model, config
+            turn,
+            [answers[f"t{t}-v{v}"] for v in range(config.votes)],
+            client.model,
+            config,
+            batch=True,
         )
         for t, turn in enumerate(turns)
     ]
@@ -194,12 +225,15 @@ async def judge_rendered(
     config: JudgeConfig,
     on_turn: Callable[[], None] | None = None,
     batch: bool = False,
+    stats: RunStats | None = None,
 ) -> tuple[list[Judgment], RunStats]:
     """Judge every rendered turn; results in the order given.
 
     Direct mode sends votes concurrently; ``batch`` sends them through the Message Batches
     API (cheaper for large corpora; Anthropic only) and gives identical output. What the
     estimate refuses (a request beyond the model's context) is a LLMError before any request.
+    ``stats``, when given, counts the run's requests and tokens as they are made, so that a
+    run stopped halfway still says what it used.
     """
     if refusal := (
         start_refusal(config.model, batch)
@@ -207,7 +241,7 @@ async def judge_rendered(
     ):
         raise LLMError(refusal)
     settings = config.llm_config()
-    stats = RunStats()
+    stats = stats if stats is not None else RunStats(model=config.model)
     async with open_client(settings, stats) as client:
         await client.resolve_model()
         stats.batch = batch

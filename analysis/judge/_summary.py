@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from analysis._scores import turn_scores
-from analysis.llm import RunStats
+from analysis.llm import RunStats, dollars
 from analysis.models import Judgment
 from analysis.render import CONDITIONS
 
@@ -28,7 +28,7 @@ def run_summary(judgments: Sequence[Judgment], stats: RunStats) -> list[str]:
             f"{condition}: {len(rows)} {unit} in {len(scores)} turns, mean turn TSQ {mean}, "
             f"{split} split votes, {unscored} unscored"
         )
-    cost = f"${stats.cost_usd:.4f}" if stats.cost_usd is not None else "unknown cost"
+    cost = dollars(stats.cost_usd) if stats.cost_usd is not None else "unknown cost"
     lines.append(
         f"{stats.votes_asked} votes asked, {stats.cache_hits} from the vote cache, "
         f"{stats.http_requests} HTTP requests; tokens: {stats.input_tokens} input, "

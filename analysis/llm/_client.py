@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from analysis.llm._cache import AnswerCache
 from analysis.llm._config import LLMConfig, LLMError
-from analysis.llm._cost import RunStats
+from analysis.llm._cost import AnswerTokens, RunStats, add_tokens
 from analysis.llm._provider import (
     NOT_API_BODY,
     NotAPIBody,
@@ -47,6 +47,8 @@ class Answer(Generic[T]):
     cached: bool = False
     asked: int = 0
     """Requests this answer took (re-asks included, transport retries not)."""
+    usage: AnswerTokens = field(default_factory=AnswerTokens)
+    """The tokens its requests used (every re-ask's; none for an answer from the cache)."""
 
 
 def _parser(parse: type[BaseModel] | Callable[[dict[str, Any]], Any]) -> Parse[Any]:
@@ -241,6 +243,7 @@ class LLMClient:
             return Answer(cached, cached=True)
         attempts = self.config.attempts
         failure = f"no valid {what} in {attempts} attempts"
+        used = AnswerTokens()
         for asked in range(1, attempts + 1):
             try:
                 async with self._limit:
@@ -250,12 +253,13 @@ class LLMClient:
                 failure = f"{self.failure(error)} ({attempts} attempts)"
                 continue
             except ProviderFailure as error:
-                return Answer(None, self.failure(error), asked=asked)
+                return Answer(None, self.failure(error), asked=asked, usage=used)
             failure = f"no valid {what} in {attempts} attempts"
+            used = add_tokens(used, reply.usage)
             value = self._accept(key, reply, check)
             if value is not None:
-                return Answer(value, asked=asked)
-        return Answer(None, failure, asked=attempts)
+                return Answer(value, asked=asked, usage=used)
+        return Answer(None, failure, asked=attempts, usage=used)
 
     async def ask_structured_batch(
         self,
@@ -276,6 +280,7 @@ class LLMClient:
             else:
                 pending[ident] = (request, sample)
         attempts = self.config.attempts
+        used: dict[str, AnswerTokens] = {}
         for asked in range(1, attempts + 1):
             if not pending:
                 break
@@ -291,12 +296,18 @@ class LLMClient:
                 if reply is None or ident not in pending:
                     continue
                 request, sample = pending[ident]
+                used[ident] = add_tokens(used.get(ident, AnswerTokens()), reply.usage)
                 value = self._accept(self.key(request, sample), reply, parse)
                 if value is not None:
-                    answers[ident] = Answer(value, asked=asked)
+                    answers[ident] = Answer(value, asked=asked, usage=used[ident])
                     del pending[ident]
         for ident in pending:
-            answers[ident] = Answer(None, f"no valid {what} in {attempts} attempts", asked=attempts)
+            answers[ident] = Answer(
+                None,
+                f"no valid {what} in {attempts} attempts",
+                asked=attempts,
+                usage=used.get(ident, AnswerTokens()),
+            )
         return {ident: answers[ident] for ident in requests}
 
 

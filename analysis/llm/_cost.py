@@ -114,14 +114,37 @@ class RunStats(BaseModel):
         self.cache_read_tokens += usage.cache_read_tokens
 
     @property
+    def tokens(self) -> AnswerTokens:
+        """The run's tokens, as one answer's are counted."""
+        return AnswerTokens(
+            self.input_tokens, self.output_tokens, self.cache_write_tokens, self.cache_read_tokens
+        )
+
+    @property
     def cost_usd(self) -> float | None:
-        price = price_of(self.model)
-        if price is None:
-            return None
-        write, read = cache_prices_of(self.model)
-        inputs = self.input_tokens + write * self.cache_write_tokens + read * self.cache_read_tokens
-        cost = (inputs * price[0] + self.output_tokens * price[1]) / 1e6
-        return cost * BATCH_DISCOUNT if self.batch else cost
+        return cost_of(self.model, self.tokens, self.batch)
+
+
+def cost_of(model: str, tokens: AnswerTokens, batch: bool = False) -> float | None:
+    """What ``tokens`` of ``model`` cost in USD at its list price (cache writes and reads at
+    their share of the input price, half with ``batch``); None when the model has no price,
+    never 0 for tokens of unknown price (no tokens at all cost 0 at any price)."""
+    price = price_of(model)
+    if not any(tokens):
+        return 0.0
+    if price is None:
+        return None
+    write, read = cache_prices_of(model)
+    inputs = (
+        tokens.input_tokens + write * tokens.cache_write_tokens + read * tokens.cache_read_tokens
+    )
+    cost = (inputs * price[0] + tokens.output_tokens * price[1]) / 1e6
+    return cost * BATCH_DISCOUNT if batch else cost
+
+
+def add_tokens(first: AnswerTokens, second: AnswerTokens) -> AnswerTokens:
+    """Two counts of tokens together."""
+    return AnswerTokens(*(a + b for a, b in zip(first, second, strict=True)))
 
 
 def cost_refusal(expected: float | None, cap: float | None) -> str | None:
@@ -135,8 +158,15 @@ def cost_refusal(expected: float | None, cap: float | None) -> str | None:
     )
 
 
+SMALLEST_SHOWN = 0.0001
+"""A cost above zero but below this is shown as "under $0.0001", never as $0.0000."""
+
+
 def dollars(value: float | None) -> str:
-    """A cost in dollars (cents, or a tenth of a cent below one cent)."""
+    """A cost in dollars (cents, or a tenth of a cent below one cent); a cost above zero is
+    never shown as zero, and an unknown one says so."""
     if value is None:
         return "unknown (no price for this model)"
+    if 0 < value < SMALLEST_SHOWN:
+        return f"under ${SMALLEST_SHOWN}"
     return f"${value:,.2f}" if value == 0 or value >= 0.01 else f"${value:.4f}"
