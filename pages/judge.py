@@ -17,6 +17,9 @@ from workbench import (
     key_environment,
     max_cost_input,
     page_frame,
+    spender,
+    spending_caps,
+    spent_today,
 )
 from workbench.council import council_section
 
@@ -86,6 +89,8 @@ ablation = st.toggle(
     "--ablation does.",
 )
 max_cost = max_cost_input("judge_max_cost", "tsq judge", "the estimate (with prompt caching)")
+who = spender()  # written in the spending log; served, the visitor whose allowance it spends
+caps = spending_caps()  # served: the operator's caps on a run and a person's day; local: none
 try:
     provider = parse_model_name(model)[0]
     rules = endpoint_rules()  # served: only the operator's endpoints, each with its own key
@@ -110,17 +115,20 @@ plan = analysis.judge.prepare_run(
     keys=key_environment(),
     endpoints=rules,
     kept=st.session_state.get(Key.JUDGE_RESULTS, []),
+    who=who,
+    caps=caps,
 )
 if plan.estimate is not None:
     st.caption(plan.estimate.in_words(unit, spec.votes, len(plan.conditions)))
+spent_today(who, caps)
 st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
 if plan.refusal:  # steps it cannot choose, a request beyond the model's context: nothing to run
     st.error(inert(plan.refusal))
     st.stop()
 if plan.key_refusal:
     st.info(f"{plan.key_refusal} Everything else in the workbench works without one.")
-if plan.cost_refusal:
-    st.error(inert(plan.cost_refusal))
+if plan.cost_refusal or plan.spending_refusal:
+    st.error(inert(plan.cost_refusal or plan.spending_refusal or ""))
 if plan.run_refusal is None:
     confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
         inert(plan.confirm), key=f"judge_confirm_{plan.confirm}"
@@ -147,4 +155,4 @@ if judged:
     st.altair_chart(chart)
     chart_downloads(chart, "ablation")
 
-council_section(chosen)
+council_section(chosen, who, caps)

@@ -338,7 +338,8 @@ def test_served_a_listed_endpoint_still_works_with_the_key_it_names(served, monk
         monkeypatch.setenv("TSQ_ENDPOINTS", f"judge-proxy={fake.url} PROXY_KEY")
         monkeypatch.setenv("PROXY_KEY", API_KEY)  # the fake accepts this key only
         at = open_page("pages/judge.py", session=BAD)
-        at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
+        # priced (as Haiku): served, a run of unknown cost is refused under the spending caps
+        at.text_input(key="judge_model").set_value("claude-haiku-judge-3").run()
         (endpoint,) = [s for s in at.selectbox if s.label == "Endpoint"]
         endpoint.set_value(f"judge-proxy · {fake.url}").run()
         at.button(key="judge_run").click().run()

@@ -1,10 +1,12 @@
-"""What several pages draw: transcript text, calls, what the judge saw, votes, tables and
-chart downloads."""
+"""What several pages draw: transcript text, calls, what the judge saw, votes, tables, chart
+downloads, and what a run may cost (its cap, and served, what the visitor has spent today)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import sqlite3
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,8 +15,11 @@ import polars as pl
 import streamlit as st
 
 import analysis
+from analysis.judge import LOCAL, AuditLog, CapError, SpendingCaps
+from analysis.llm import dollars
 from analysis.models import Condition, Step
 from analysis.render import CONDITIONS, JudgeInput, judged_options
+from workbench._source import serving, visitor
 from workbench._text import inert
 
 if TYPE_CHECKING:
@@ -302,3 +307,39 @@ def max_cost_input(key: str, command: str, estimate: str) -> float | None:
         "--max-cost does; empty: no cap.",
     )
     return value
+
+
+def spender() -> str:
+    """Who a run is written down for in the spending log: served, the visitor (their login's
+    email, the proxy's header, or "anonymous", whose allowance everyone shares); local,
+    "local"."""
+    return visitor() or LOCAL
+
+
+def spending_caps() -> SpendingCaps | None:
+    """Served: what the operator lets a run and a person's day spend (``TSQ_MAX_RUN_USD`` and
+    ``TSQ_MAX_DAY_USD``, else ``max_run_usd`` and ``max_day_usd`` in the secrets, else $5 and
+    $20); a cap that is not an amount is one sentence and the page stops. Local: no cap."""
+    if not serving().served:
+        return None
+    secrets = st.secrets.to_dict() if st.secrets.load_if_toml_exists() else {}
+    try:
+        return analysis.judge.spending_caps(os.environ, secrets)
+    except CapError as error:
+        st.error(inert(str(error)))
+        st.stop()
+
+
+def spent_today(who: str, caps: SpendingCaps | None) -> None:
+    """Served: "Spent today: $X of $Y" (settled runs at their cost, running ones at their
+    estimate); local, nothing (the log is read only by ``tsq audit``)."""
+    if caps is None:
+        return
+    log = AuditLog()
+    try:
+        spent = log.spent_today(who) if log.path.is_file() else 0.0
+    except (OSError, sqlite3.Error) as error:
+        st.caption(inert(f"Spent today: unknown ({log.path} cannot be read: {error})."))
+        return
+    of = f" of {dollars(caps.per_day)}" if caps.per_day is not None else " (no daily cap)"
+    st.caption(inert(f"Spent today: {dollars(spent)}{of}"))

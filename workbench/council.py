@@ -26,16 +26,20 @@ from analysis.council import (
     read_council_config,
     render_session_for_council,
 )
+from analysis.judge import LOCAL, SpendingCaps
 from analysis.llm import EndpointError
-from workbench._panels import max_cost_input, transcript_text
+from workbench._panels import max_cost_input, spent_today, transcript_text
 from workbench._source import data_root, endpoint_rules, key_environment
 from workbench._state import Key
 from workbench._study import StudyView, decision_store
 from workbench._text import inert
 
 
-def council_section(chosen: list[analysis.Session]) -> None:
-    """Run the council on the chosen sessions: the config, the estimate, what it reads, Run."""
+def council_section(
+    chosen: list[analysis.Session], who: str = LOCAL, caps: SpendingCaps | None = None
+) -> None:
+    """Run the council on the chosen sessions: the config, the estimate, what it reads, Run;
+    ``who`` runs it (the spending log's name), held served to ``caps``."""
     with st.expander("Council: label the chosen sessions with an LLM council", expanded=True):
         typed = st.text_input(
             "Council config (TOML)", value=str(example_config_path()), key="council_config"
@@ -54,15 +58,18 @@ def council_section(chosen: list[analysis.Session]) -> None:
             CouncilOptions(max_cost=max_cost),
             keys=key_environment(),
             endpoints=rules,
+            who=who,
+            caps=caps,
         )
         if plan.refusal:
             st.error(inert(plan.refusal))
             return
         _describe(chosen, plan)
+        spent_today(who, caps)
         if plan.key_refusal:
             st.info(plan.key_refusal)
-        if plan.cost_refusal:
-            st.error(inert(plan.cost_refusal))
+        if plan.cost_refusal or plan.spending_refusal:
+            st.error(inert(plan.cost_refusal or plan.spending_refusal or ""))
         if plan.run_refusal is None:
             confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
                 inert(plan.confirm), key=f"council_confirm_{plan.confirm}"

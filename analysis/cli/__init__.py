@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from analysis.cli._align import align, labels_group
+from analysis.cli._audit import audit
 from analysis.cli._claude import claude_group
 from analysis.cli._common import DEFAULT_MAX_CHARS, DEFAULT_STEP_CHARS, REQUEST_TIMEOUT
 from analysis.cli._council import council
@@ -36,6 +37,7 @@ for command in (
     adjudicate,
     report,
     council,
+    audit,
     align,
     labels_group,
     claude_group,

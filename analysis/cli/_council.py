@@ -85,8 +85,8 @@ def council(**given: Any) -> None:
             )
         click.echo(plan.estimate.in_words())
         return
-    if plan.run_refusal:
-        click.echo(plan.run_refusal, err=True)
+    if plan.run_refusal:  # written in the spending log as refused
+        click.echo(execute(plan).error, err=True)
         sys.exit(EXIT_REFUSED)
     with tqdm(total=len(plan.sessions), unit="session", disable=None, file=sys.stderr) as bar:
         outcome = execute(plan, on_item=lambda: bar.update(1))

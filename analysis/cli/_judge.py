@@ -155,6 +155,8 @@ def judge(**given: Any) -> None:
         kept=_earlier_judgments(args.out),
         dry_run=args.dry_run,
     )
+    if plan.refusal and not args.dry_run:  # written in the spending log as refused
+        _refuse(execute(plan).error)
     _refuse(plan.refusal)  # what the run refuses, the dry run refuses, before any request
     assert plan.estimate is not None
     for line in plan.sample:
@@ -170,7 +172,8 @@ def judge(**given: Any) -> None:
             f"Nothing to judge: no {options.unit} with a model response was found.", err=True
         )
         sys.exit(EXIT_NOTHING_LOADED)
-    _refuse(plan.cost_refusal or plan.key_refusal)
+    if plan.run_refusal:  # written in the spending log as refused
+        _refuse(execute(plan).error)
     if spec.base_url and not args.base_url:  # a spec may come from someone else: say where
         click.echo(
             f"Requests go to {spec.base_url}, the judge spec's base_url, with the key from "

@@ -21,7 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from analysis.council._config import CouncilConfig, api_keys, endpoint_refusal, missing_keys
 from analysis.council._cost import CouncilEstimate, council_estimate
 from analysis.council._run import CouncilLabel, CouncilStats, council_rows_frame, run_council
-from analysis.judge import CONFIRM_ABOVE_USD
+from analysis.judge import (
+    CONFIRM_ABOVE_USD,
+    LOCAL,
+    RunEntry,
+    SpendingCaps,
+    allowance_refusal,
+    close_run,
+    open_run,
+)
 from analysis.llm import EndpointRules, LLMError, cost_refusal, dollars
 from analysis.models import Session
 from analysis.study import merged_labels
@@ -63,11 +71,26 @@ class CouncilPlan:
     """Above ``CONFIRM_ABOVE_USD`` and within any cap: "Spend about $X on N requests"."""
     keys: dict[str, str] = field(default_factory=dict, repr=False)
     endpoints: EndpointRules | None = field(default=None, repr=False)
+    who: str = LOCAL
+    """Who runs it, as the spending log writes it down."""
+    caps: SpendingCaps | None = None
+    """Served: what a run and a person's day may spend; None: no cap (locally)."""
+    audit: Path | None = None
+    """The spending log; None: the data folder's."""
+    spending_refusal: str | None = None
+    """Served: the estimate above a cap or above what is left of ``who``'s allowance today."""
 
     @property
     def run_refusal(self) -> str | None:
         """Why the run must not start; None when it may."""
-        return self.refusal or self.cost_refusal or self.key_refusal
+        return self.refusal or self.cost_refusal or self.spending_refusal or self.key_refusal
+
+    @property
+    def members(self) -> str:
+        """The council's models as the spending log names it: the stage-1 judges, then the
+        chairman."""
+        judges = ", ".join(member.model for member in self.config.stage1)
+        return f"council of {judges}; chairman {self.config.chairman.model}"
 
 
 @dataclass(frozen=True)
@@ -92,11 +115,16 @@ def prepare_run(
     *,
     keys: Mapping[str, str] | None = None,
     endpoints: EndpointRules | None = None,
+    who: str = LOCAL,
+    caps: SpendingCaps | None = None,
+    audit: Path | None = None,
 ) -> CouncilPlan:
     """Estimate the council's run on ``sessions`` and say what stops it; no request is made.
 
     ``keys`` maps key variables to keys (default: the environment); served, ``endpoints`` says
-    where requests may go and which key goes with them."""
+    where requests may go and which key goes with them. ``who`` runs it, written in the
+    spending log (``audit``, default the data folder's); served, ``caps`` hold the run and
+    ``who``'s day."""
     options = options or CouncilOptions()
     given = {"timeout": options.timeout, "concurrency": options.concurrency}
     config = config.model_copy(update={k: v for k, v in given.items() if v is not None})
@@ -104,6 +132,7 @@ def prepare_run(
     estimate = council_estimate(sessions, config)
     missing = missing_keys(config, env)
     cost = cost_refusal(estimate.cost_usd, options.max_cost)
+    spending = allowance_refusal(who, estimate.cost_usd, caps, audit)
     return CouncilPlan(
         config=config,
         sessions=list(sessions),
@@ -117,9 +146,13 @@ def prepare_run(
             if missing
             else None
         ),
-        confirm=_confirmation(estimate) if cost is None else None,
+        confirm=_confirmation(estimate) if cost is None and spending is None else None,
         keys=api_keys(env),
         endpoints=endpoints,
+        who=who,
+        caps=caps,
+        audit=audit,
+        spending_refusal=spending,
     )
 
 
@@ -128,9 +161,19 @@ def execute(
 ) -> CouncilOutcome:
     """Run ``plan`` (``on_item`` called as each session is labelled), its labels over ``kept``
     (earlier labels: of the same item, rater and field, the newer wins); a run that must not
-    start, or that a model's API stops, is ``error``, one sentence."""
-    if plan.run_refusal is not None:
-        return CouncilOutcome(labels=kept, error=plan.run_refusal)
+    start, or that a model's API stops, is ``error``, one sentence. Every run is written in
+    the spending log, as a judge run is (``analysis.judge.execute``)."""
+    entry = RunEntry(
+        who=plan.who,
+        kind="council",
+        judge_id=plan.members,
+        steps=len(plan.sessions),
+        estimated_usd=plan.estimate.cost_usd,
+    )
+    run, refusal = open_run(entry, plan.caps, plan.audit, plan.run_refusal)
+    if refusal is not None:
+        return CouncilOutcome(labels=kept, error=refusal)
+    stats = CouncilStats(sessions=len(plan.sessions))
     try:
         rows, stats = asyncio.run(
             run_council(
@@ -140,10 +183,16 @@ def execute(
                 on_item,
                 plan.keys,
                 plan.endpoints,
+                stats=stats,
             )
         )
     except LLMError as error:
+        close_run(run, plan.audit, "failed", stats.cost_usd, str(error))
         return CouncilOutcome(labels=kept, error=str(error))
+    except BaseException:  # interrupted (Ctrl-C, the page stopped): what it used is kept
+        close_run(run, plan.audit, "stopped", stats.cost_usd)
+        raise
+    close_run(run, plan.audit, "done", stats.cost_usd)
     new = council_rows_frame(rows)
     n = len(plan.sessions)
     return CouncilOutcome(

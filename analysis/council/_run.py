@@ -143,6 +143,7 @@ async def run_council(
     on_item: Callable[[], None] | None = None,
     api_keys: Mapping[str, str] | None = None,
     endpoints: EndpointRules | None = None,
+    stats: CouncilStats | None = None,
 ) -> tuple[list[CouncilLabel], CouncilStats]:
     """Label every session: each stage-1 judge labels every field with its reasoning (asked
     ``votes`` times, its label their majority), then the chairman gives the council's label.
@@ -151,11 +152,12 @@ async def run_council(
     key variable (``ANTHROPIC_API_KEY``) to a key, else the environment's is used; served,
     ``endpoints`` says where requests may go and which key goes with them. Raises
     LLMError when the council cannot start (a key, a model); an answer that cannot be had is
-    a failure in the stats, and its labels are left out.
+    a failure in the stats, and its labels are left out. ``stats``, when given, counts each
+    model's requests and tokens as they are made (a run stopped halfway still says them).
     """
     keys = api_keys or {}
     fields = config.fields
-    stats = CouncilStats(sessions=len(sessions))
+    stats = stats if stats is not None else CouncilStats(sessions=len(sessions))
     async with AsyncExitStack() as stack:
         clients = []
         for member in config.members:

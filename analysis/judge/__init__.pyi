@@ -1,5 +1,26 @@
 """The ChainPoll judge: rubric, votes, cost estimates, and judgment files."""
 
+from ._audit import (
+    AUDIT_FILE as AUDIT_FILE,
+    DAY_CAP_ENV as DAY_CAP_ENV,
+    DAY_CAP_SECRET as DAY_CAP_SECRET,
+    DEFAULT_DAY_CAP as DEFAULT_DAY_CAP,
+    DEFAULT_RUN_CAP as DEFAULT_RUN_CAP,
+    LOCAL as LOCAL,
+    RUN_CAP_ENV as RUN_CAP_ENV,
+    RUN_CAP_SECRET as RUN_CAP_SECRET,
+    AuditLog as AuditLog,
+    AuditRow as AuditRow,
+    CapError as CapError,
+    RunEntry as RunEntry,
+    SpendingCaps as SpendingCaps,
+    allowance_refusal as allowance_refusal,
+    audit_path as audit_path,
+    cap_refusal as cap_refusal,
+    close_run as close_run,
+    open_run as open_run,
+    spending_caps as spending_caps,
+)
 from ._chainpoll import (
     JudgeConfig as JudgeConfig,
     default_cache_dir as default_cache_dir,

@@ -23,6 +23,14 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from analysis.judge._audit import (
+    LOCAL,
+    RunEntry,
+    SpendingCaps,
+    allowance_refusal,
+    close_run,
+    open_run,
+)
 from analysis.judge._chainpoll import JudgeConfig, judge_rendered
 from analysis.judge._cost import RunEstimate, start_refusal
 from analysis.judge._results import VerdictChange, changed_verdicts, merge_judgments
@@ -146,15 +154,32 @@ class RunPlan:
     confirm: str | None = None
     """Above ``CONFIRM_ABOVE_USD`` and within any cap: "Spend about $X on N requests"."""
     config: JudgeConfig | None = field(default=None, repr=False)
+    who: str = LOCAL
+    """Who runs it, as the spending log writes it down."""
+    caps: SpendingCaps | None = None
+    """Served: what a run and a person's day may spend; None: no cap (locally)."""
+    audit: Path | None = None
+    """The spending log (``analysis.judge.AuditLog``); None: the data folder's."""
+    spending_refusal: str | None = None
+    """Served: the estimate above a cap or above what is left of ``who``'s allowance today,
+    in one sentence naming both (checked again, atomically, as the run starts)."""
 
     @property
     def conditions(self) -> tuple[Condition, ...]:
         return self.options.conditions(self.spec)
 
     @property
+    def expected_usd(self) -> float | None:
+        """The estimate a run is held to: with prompt caching, with ``batch`` at its price."""
+        if self.estimate is None:
+            return None
+        batch = self.options.batch
+        return self.estimate.cost_batch_usd if batch else self.estimate.cost_cached_usd
+
+    @property
     def run_refusal(self) -> str | None:
         """Why the run (not its dry run) must not start; None when it may."""
-        return self.refusal or self.cost_refusal or self.key_refusal
+        return self.refusal or self.cost_refusal or self.spending_refusal or self.key_refusal
 
 
 @dataclass(frozen=True)
@@ -183,6 +208,9 @@ def prepare_run(
     live: ToolCatalog | None = None,
     kept: Sequence[Judgment] = (),
     dry_run: bool = False,
+    who: str = LOCAL,
+    caps: SpendingCaps | None = None,
+    audit: Path | None = None,
 ) -> RunPlan:
     """Plan a run of ``spec``'s judge on ``source``'s units and say what stops it.
 
@@ -190,10 +218,11 @@ def prepare_run(
     where requests may go and which key goes with them. ``live`` is a catalog dumped at send
     time; ``kept`` the judgments kept beside the run (sampled steps they judged are not asked
     again; the run's own are merged over them). A ``dry_run`` through the index renders
-    nothing. No request is made.
+    nothing. ``who`` runs it, written in the spending log (``audit``, default the data
+    folder's); served, ``caps`` hold the run and ``who``'s day. No request is made.
     """
     options = options or JudgeOptions()
-    refused = RunPlan(spec=spec, options=options, kept=list(kept))
+    refused = RunPlan(spec=spec, options=options, kept=list(kept), who=who, caps=caps, audit=audit)
     refusal = start_refusal(spec.model, options.batch) or _selection_refusal(options)
     if refusal:
         return replace(refused, refusal=refusal)
@@ -223,27 +252,57 @@ def prepare_run(
         cache_dir=options.cache_dir,
     )
     cost = cost_refusal(expected, options.max_cost)
+    spending = None if dry_run else allowance_refusal(who, expected, caps, audit)
     return replace(
         plan,
         cost_refusal=cost,
+        spending_refusal=spending,
         key_refusal=key_refusal,
-        confirm=_confirmation(expected, estimate.requests) if cost is None else None,
+        confirm=(
+            _confirmation(expected, estimate.requests)
+            if cost is None and spending is None
+            else None
+        ),
         config=config,
     )
 
 
 def execute(plan: RunPlan, on_unit: Callable[[], None] | None = None) -> RunOutcome:
     """Run ``plan`` (``on_unit`` called as each unit is judged), merge and sum it up; a run
-    that must not start, or that the model's API stops, is ``error``, one sentence."""
-    if plan.run_refusal is not None or plan.config is None:
-        refusal = plan.run_refusal or "Not started: nothing was planned."
+    that must not start, or that the model's API stops, is ``error``, one sentence.
+
+    Every run is written in the spending log, refused ones too: it reserves its estimate as it
+    starts (refused there when, served, another run has spent the allowance meanwhile) and is
+    settled at what its tokens cost when it ends, done, failed or stopped."""
+    entry = RunEntry(
+        who=plan.who,
+        kind="judge",
+        judge_id=plan.spec.judge_id,
+        steps=len(plan.units or []),
+        estimated_usd=plan.expected_usd,
+    )
+    refusal = plan.run_refusal or (None if plan.config else "Not started: nothing was planned.")
+    run, refusal = open_run(entry, plan.caps, plan.audit, refusal)
+    if refusal is not None or plan.config is None:
         return RunOutcome(merged=list(plan.kept), error=refusal)
+    stats = RunStats(model=plan.config.model, batch=plan.options.batch)
     try:
         judgments, stats = asyncio.run(
-            judge_rendered(plan.units or [], plan.config, on_turn=on_unit, batch=plan.options.batch)
+            judge_rendered(
+                plan.units or [],
+                plan.config,
+                on_turn=on_unit,
+                batch=plan.options.batch,
+                stats=stats,
+            )
         )
     except LLMError as error:
+        close_run(run, plan.audit, "failed", stats.cost_usd, str(error))
         return RunOutcome(merged=list(plan.kept), error=str(error))
+    except BaseException:  # interrupted (Ctrl-C, the page stopped): what it used is kept
+        close_run(run, plan.audit, "stopped", stats.cost_usd)
+        raise
+    close_run(run, plan.audit, "done", stats.cost_usd)
     earlier = [*plan.earlier, *plan.kept]
     return RunOutcome(
         judgments=judgments,
