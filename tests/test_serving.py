@@ -226,3 +226,69 @@ def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(tmp_
         tab.screenshot(path=str(screenshots / "2-spec-refused.png"), full_page=True)
         chromium.close()
     assert attacker.requests == []
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@needs_chromium
+def test_served_uploads_stay_with_their_visitor_and_within_the_operators_limits(tmp_path):
+    """Two visitors upload at once: each sees the sessions of its own upload only; more files
+    than the operator allows are refused in one sentence and nothing of them is loaded."""
+    from playwright.sync_api import sync_playwright
+
+    root = tmp_path / "root"
+    root.mkdir()
+    env = {
+        "TSQ_SERVED": "1",
+        "TSQ_DATA_ROOT": str(root),
+        "TSQ_AUTH": "none",
+        "TSQ_MAX_UPLOAD_FILES": "1",
+    }
+    mine = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
+    theirs = SAMPLES / "transcripts" / "embedded-subagent.synthetic.jsonl"
+    with streamlit_server(env=env) as server, sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        tabs = [chromium.new_context().new_page() for _ in range(2)]
+        for tab, upload in zip(tabs, (mine, theirs), strict=True):
+            tab.goto(server.url)
+            tab.get_by_text("Upload files").click()
+            tab.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(upload))
+        for tab in tabs:
+            tab.get_by_text("1 of 1 sessions").wait_for(timeout=30_000)
+        shown = []
+        for tab in tabs:  # a tab in front draws its table's cells
+            tab.bring_to_front()
+            tab.locator("[role=gridcell]").first.wait_for(state="attached", timeout=30_000)
+            shown.append(" ".join(tab.locator("[role=gridcell]").all_inner_texts()))
+        first, second = shown
+        assert "Show me the contents of src/server.py" in first
+        assert "currency API" not in first
+        assert "currency API" in second
+        assert "Show me the contents of src/server.py" not in second
+        over = tabs[0]
+        over.bring_to_front()
+        over.get_by_test_id("stFileUploaderDropzoneInput").set_input_files([str(mine), str(theirs)])
+        over.get_by_text("more than this workbench takes at once").wait_for(timeout=30_000)
+        body = over.inner_text("body")
+        chromium.close()
+    # the uploader keeps the first file beside the two added: three in all
+    size = (2 * mine.stat().st_size + theirs.stat().st_size) / 1000
+    assert f"3 files of {size:,.0f} kB in all are more than" in body
+    assert "(at most 1 file and 200 MB), so none was loaded" in body
+    assert "1 of 1 sessions" not in body
+
+
+def test_upload_limits_come_from_the_operator_and_a_bad_one_turns_uploads_off():
+    from analysis.ingest import UploadLimits
+
+    assert UploadLimits.from_env({}) == UploadLimits(files=100, megabytes=200)
+    limits = UploadLimits.from_env({"TSQ_MAX_UPLOAD_FILES": "2", "TSQ_MAX_UPLOAD_MB": "1.5"})
+    assert limits.refusal([700_000, 800_000]) is None  # 1.5 MB in all: at the limit
+    assert limits.refusal([700_000, 800_001]) == (
+        "2 files of 1.5 MB in all are more than this workbench takes at once (at most 2 files "
+        "and 1.5 MB), so none was loaded: upload fewer or smaller files."
+    )
+    assert limits.refusal([1, 1, 1]) is not None
+    for bad in ({"TSQ_MAX_UPLOAD_FILES": "many"}, {"TSQ_MAX_UPLOAD_MB": "0"}):
+        with pytest.raises(ValueError, match=r"must be positive numbers, so uploads are off\.$"):
+            UploadLimits.from_env(bad)

@@ -15,7 +15,7 @@ import streamlit as st
 
 import analysis
 from analysis.index import Collection
-from analysis.ingest import PrivateFolder, save_uploads
+from analysis.ingest import PrivateFolder, UploadLimits, save_uploads
 from analysis.llm import (
     ENDPOINTS_ENV,
     KEY_ENVS,
@@ -144,7 +144,17 @@ def _session_folder() -> PrivateFolder:
 
 def _uploaded_folder(files: list[Any]) -> str:
     """Uploaded files saved in this session's private folder, under a subfolder named by
-    their names and contents (so loading them is cached), each under a safe name."""
+    their names and contents (so loading them is cached), each under a safe name. Served,
+    more files or megabytes than the operator allows are refused in one sentence, and the
+    page stops."""
+    if serving().served:
+        try:
+            refusal = UploadLimits.from_env(os.environ).refusal([f.size for f in files])
+        except ValueError as error:
+            refusal = str(error)
+        if refusal is not None:
+            st.error(inert(refusal))
+            st.stop()
     saved = save_uploads(_session_folder().path, [(f.name, f.getvalue()) for f in files])
     return str(saved)
 

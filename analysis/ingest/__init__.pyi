@@ -28,7 +28,10 @@ from ._summary import (
     sorted_counts as sorted_counts,
 )
 from ._uploads import (
+    UPLOAD_FILES_ENV as UPLOAD_FILES_ENV,
+    UPLOAD_MB_ENV as UPLOAD_MB_ENV,
     PrivateFolder as PrivateFolder,
+    UploadLimits as UploadLimits,
     save_uploads as save_uploads,
     upload_name as upload_name,
 )

@@ -13,7 +13,8 @@ import re
 import shutil
 import tempfile
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.ingest._roots import inside_root
@@ -47,6 +48,55 @@ def upload_name(name: str) -> str:
     suffix = f".{suffix}" if dot and suffix else ""
     stem = stem[: MAX_NAME_CHARS - len(suffix)].rstrip(". ") or "upload"
     return f"{stem}{suffix}"
+
+
+UPLOAD_FILES_ENV = "TSQ_MAX_UPLOAD_FILES"
+UPLOAD_MB_ENV = "TSQ_MAX_UPLOAD_MB"
+DEFAULT_UPLOAD_FILES = 100
+DEFAULT_UPLOAD_MB = 200
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """How many files, and how many megabytes in all, one visitor may upload at once; set by
+    the operator of a served workbench (``TSQ_MAX_UPLOAD_FILES``, ``TSQ_MAX_UPLOAD_MB``)."""
+
+    files: int = DEFAULT_UPLOAD_FILES
+    megabytes: float = DEFAULT_UPLOAD_MB
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> UploadLimits:
+        """The operator's limits from ``env``, the defaults for those not set; raises
+        ValueError, in one sentence, for a value that is not a positive number."""
+        files, megabytes = env.get(UPLOAD_FILES_ENV, ""), env.get(UPLOAD_MB_ENV, "")
+        try:
+            limits = cls(
+                files=int(files) if files.strip() else DEFAULT_UPLOAD_FILES,
+                megabytes=float(megabytes) if megabytes.strip() else DEFAULT_UPLOAD_MB,
+            )
+        except ValueError:
+            limits = cls(files=0)
+        if limits.files <= 0 or not limits.megabytes > 0:
+            raise ValueError(
+                f"{UPLOAD_FILES_ENV}={files or '(unset)'} and {UPLOAD_MB_ENV}="
+                f"{megabytes or '(unset)'} must be positive numbers, so uploads are off."
+            )
+        return limits
+
+    def refusal(self, sizes: Sequence[int]) -> str | None:
+        """One sentence when uploads of these sizes (bytes) are more than the limits, else
+        None."""
+        total = sum(sizes)
+        if len(sizes) <= self.files and total <= self.megabytes * 1_000_000:
+            return None
+        files = f"{len(sizes):,} file{'s' if len(sizes) != 1 else ''}"
+        size = f"{total / 1000:,.0f} kB" if total < 1_000_000 else f"{total / 1e6:,.1f} MB"
+        return (
+            f"{files} of {size} in all are more than this workbench takes "
+            f"at once (at most {self.files:,} file{'s' if self.files != 1 else ''} and "
+            f"{self.megabytes:,g} MB), so none was "
+            "loaded: upload fewer or smaller files."
+        )
 
 
 def save_uploads(folder: str | Path, files: Sequence[tuple[str, bytes]]) -> Path:
