@@ -1,5 +1,5 @@
 """What judging would cost: the estimate before a run (prices and a run's counted usage are
-``analysis.llm``'s, re-exported here)."""
+``analysis.llm``'s)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,14 @@ from pydantic import BaseModel
 
 from analysis.judge._rubric import RUBRIC, VERDICT_TOOL
 from analysis.llm import (
-    BATCH_DISCOUNT as BATCH_DISCOUNT,
-    CACHE_READ_PRICE as CACHE_READ_PRICE,
-    CACHE_WRITE_PRICE as CACHE_WRITE_PRICE,
-    DEFAULT_CONTEXT_TOKENS as DEFAULT_CONTEXT_TOKENS,
-    MIN_CACHED_TOKENS as MIN_CACHED_TOKENS,
-    PRICES as PRICES,
+    DEFAULT_CONTEXT_TOKENS,
     LLMError,
-    RunStats as RunStats,
+    RunStats,
     batch_unsupported,
-    context_of as context_of,
-    dollars as dollars,
-    min_cached_tokens as min_cached_tokens,
+    context_of,
+    dollars,
+    min_cached_tokens,
     parse_model_name,
-    price_of as price_of,
 )
 from analysis.render import JudgeInput, UnitFigures, unit_figures
 
