@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import tsq
 
+import analysis
 from analysis.study import (
     LAYOUT_VERSION,
     Adoption,
@@ -28,6 +29,8 @@ from analysis.study import (
     LabelStoreError,
     StepLabel,
 )
+
+STUDY = analysis.sample_data_dir() / "council_vs_human"
 
 OLD_LAYOUT = (
     "CREATE TABLE IF NOT EXISTS decisions ("
@@ -277,6 +280,8 @@ def test_tsq_refuses_a_store_of_a_newer_layout_without_touching_it(tmp_path):
         ("labels", "export", "--db", str(path)),
         ("labels", "import", str(labels), "--db", str(path)),
         ("align", "--labels", str(path), "--set-cause", "s9:0:0=menu_gap"),
+        ("agreement", str(STUDY), "--tables", "--db", str(path)),
+        ("adjudicate", str(STUDY), "--db", str(path), "--model", "claude-judge-4-5"),
     ):
         result = tsq(*args)
         assert result.returncode == 2, result.stderr

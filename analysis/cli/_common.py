@@ -244,11 +244,14 @@ def _interval(bounds: tuple[float, float] | None, percent: bool = False) -> str:
 def _store_for(labels: str, db: str | None) -> LabelStore:
     import sqlite3
 
-    from analysis.study import LabelStore, default_store_path
+    from analysis.study import LabelStore, LabelStoreError, default_store_path
 
     path = Path(db) if db else default_store_path(labels)
     try:
         return LabelStore(path)
+    except LabelStoreError as error:  # a sentence naming the file already
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_NOTHING_LOADED)
     except (OSError, sqlite3.Error) as error:
         click.echo(f"{path}: cannot open the adjudication store ({error}).", err=True)
         sys.exit(1)
