@@ -18,6 +18,7 @@ from analysis.study import (
 from analysis.views import labelling_queue
 from workbench import (
     chart_downloads,
+    decision_store,
     disagreement_panel,
     inert,
     open_page,
@@ -34,7 +35,7 @@ from workbench.council import council_source
 @st.cache_data(show_spinner="Measuring the judge specs…")
 def alignment_sample(store: str, labels_version: int) -> analysis.align.AlignReport:
     """The sample's loop, measured again whenever a label is saved (``labels_version``)."""
-    return analysis.align.sample_loop(analysis.LabelStore(store))
+    return analysis.align.sample_loop(decision_store(store))
 
 
 page_frame("agreement")
@@ -119,7 +120,7 @@ def _bounds(bounds: tuple[float, float] | None, percent: bool) -> str | None:
 
 
 judgments, self_preference = workspace_judgments()
-step_store = analysis.LabelStore(study_store_path())  # where the Turn page saves labels
+step_store = decision_store(study_store_path())  # where the Turn page saves labels
 people = stored_step_labels(step_store)
 if not judgment_labels(judgments).is_empty() or not people.is_empty():
     st.header("TSQ judge vs people")

@@ -176,6 +176,10 @@ SERVING_SETTINGS = (
     "TSQ_AUTH",
     "TSQ_AUTH_HEADER",
     "TSQ_ENDPOINTS",
+    "TSQ_MAX_RUN_USD",
+    "TSQ_MAX_DAY_USD",
+    "TSQ_MAX_UPLOAD_FILES",
+    "TSQ_MAX_UPLOAD_MB",
 )
 """The operator's settings of a served workbench: none unless a test sets them."""
 

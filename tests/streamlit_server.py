@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+from conftest import SERVING_SETTINGS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,8 +70,7 @@ def streamlit_server(
     ``env`` gives them."""
     with ExitStack() as held:
         port = port or held.enter_context(reserved_port())
-        serving = {"TSQ_DATA_ROOT", "TSQ_SERVED", "TSQ_AUTH", "TSQ_AUTH_HEADER", "TSQ_ENDPOINTS"}
-        base = {key: value for key, value in os.environ.items() if key not in serving}
+        base = {key: value for key, value in os.environ.items() if key not in SERVING_SETTINGS}
         environment = {
             **base,
             "ANTHROPIC_API_KEY": "",

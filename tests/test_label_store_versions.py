@@ -477,3 +477,14 @@ def test_processes_opening_one_old_store_at_once_migrate_it_once_and_lose_nothin
         assert sorted(x.labeller for x in labels[len(STEP_LABELS) :]) == [
             f"p{n}" for n in range(PROCESSES)
         ]
+
+
+@pytest.mark.usefixtures("fresh_app")
+def test_the_agreement_page_says_a_store_of_a_newer_layout_in_its_sentence():
+    from conftest import open_page, plain
+
+    path = future_store(analysis.study.default_store_path(STUDY))
+    at = open_page("pages/agreement.py")
+    assert not at.exception
+    (error,) = [plain(e.value) for e in at.error]
+    assert error.startswith(f"{path}: the label store's layout is version")

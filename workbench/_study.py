@@ -54,9 +54,19 @@ def load_study(path: str, root: str | None = None) -> analysis.Study:
 
 
 @st.cache_resource
-def decision_store(path: str) -> analysis.LabelStore:
+def _open_store(path: str) -> analysis.LabelStore:
     """One store per file for the whole server: it opens a connection per call."""
     return analysis.LabelStore(path)
+
+
+def decision_store(path: str | Path) -> analysis.LabelStore:
+    """The label store at ``path``; one this version cannot read (a newer layout) is said in
+    the store's own sentence, and the page stops."""
+    try:
+        return _open_store(str(path))
+    except analysis.study.LabelStoreError as error:
+        st.error(inert(str(error)))
+        st.stop()
 
 
 @st.cache_data(show_spinner="Computing the agreement tables…", max_entries=32)
@@ -126,7 +136,7 @@ def people_labels() -> list[analysis.study.StepLabel]:
     """People's current step labels in the store the Turn page saves them to (none yet: no
     store)."""
     store = study_store_path()
-    return analysis.LabelStore(store).step_labels() if store.exists() else []
+    return decision_store(store).step_labels() if store.exists() else []
 
 
 def step_label_panel(item_id: str, store_path: Path) -> None:
