@@ -136,6 +136,8 @@ def write_jsonl(tmp_path: Path) -> WriteJsonl:
 # test_export_charts.
 
 APP = REPO / "app.py"
+PAGE_FILES = sorted(f"pages/{page.name}" for page in (REPO / "pages").glob("*.py"))
+"""Every page of the app, as ``AppTest.switch_page`` takes it."""
 BAD = "5eed0000-0000-4000-8000-000000000001"
 """The product brief's four-turn "bad choices" sample session."""
 RICH = "5eed0000-0000-4000-8000-000000000002"

@@ -9,22 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import APP, RICH, plain
+from conftest import APP, PAGE_FILES, RICH, plain
 from streamlit.testing.v1 import AppTest
 
 import analysis
 from analysis import Serving, UnknownVisitor, visitor_identity
 
-PAGES = [
-    "pages/overview.py",
-    "pages/trends.py",
-    "pages/session.py",
-    "pages/turn.py",
-    "pages/catalog.py",
-    "pages/judge.py",
-    "pages/agreement.py",
-    "pages/adjudicate.py",
-]
 AUTH = {
     "redirect_uri": "http://localhost:8501/oauth2callback",
     "cookie_secret": "a-test-cookie-secret-that-is-long-enough",
@@ -127,7 +117,7 @@ def on_page(at: AppTest, path: str, **params: str) -> AppTest:
     return at.switch_page(path).run()
 
 
-@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("path", PAGE_FILES)
 def test_served_with_login_a_visitor_not_logged_in_sees_no_data(path, monkeypatch, tmp_path):
     at = on_page(logged_in_app(monkeypatch, tmp_path, None), path)
     assert not at.exception
@@ -199,7 +189,7 @@ def test_logging_out_takes_the_visitor_back_to_the_login(monkeypatch, tmp_path):
     assert not at.dataframe
 
 
-@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("path", PAGE_FILES)
 def test_served_behind_a_proxy_that_names_no_one_no_page_runs(path, monkeypatch, tmp_path):
     monkeypatch.setenv("TSQ_SERVED", "1")
     monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))

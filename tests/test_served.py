@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BAD, open_app, open_page, plain
+from conftest import BAD, PAGE_FILES, open_app, open_page, plain
 from fake_anthropic import API_KEY, FakeAnthropic
 from loopback import JSONHandler, LoopbackServer
 
@@ -31,16 +31,6 @@ from analysis.llm import (
 
 OPERATOR_KEY = "sk-operator-secret-0001"
 """The server's own Anthropic key: it may go to Anthropic's API only."""
-PAGES = [
-    "pages/overview.py",
-    "pages/trends.py",
-    "pages/session.py",
-    "pages/turn.py",
-    "pages/catalog.py",
-    "pages/judge.py",
-    "pages/agreement.py",
-    "pages/adjudicate.py",
-]
 
 pytestmark = pytest.mark.usefixtures("fresh_app")
 
@@ -364,7 +354,7 @@ def test_served_an_unreadable_list_of_endpoints_stops_model_runs_in_one_sentence
 # Served without a way to log in
 
 
-@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("path", PAGE_FILES)
 def test_served_without_a_login_configured_no_page_runs(path, tmp_path, monkeypatch):
     monkeypatch.setenv("TSQ_SERVED", "1")
     monkeypatch.setenv("TSQ_DATA_ROOT", str(tmp_path))
@@ -381,7 +371,7 @@ def test_served_without_a_login_configured_no_page_runs(path, tmp_path, monkeypa
     assert not at.sidebar.radio  # no data source is offered
 
 
-@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("path", PAGE_FILES)
 def test_served_to_anyone_on_purpose_every_page_says_so(path, served):
     at = open_page(path)
     assert not at.exception
