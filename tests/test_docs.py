@@ -260,6 +260,10 @@ def test_the_screenshot_is_small():
     assert shot.stat().st_size < 300_000
 
 
+BUILT_SITE = pytest.mark.xdist_group("docs-site")
+"""The tests that read the built site: on one worker, so that it is built once."""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """The site, built as ``make test`` builds it: any warning (a broken link or anchor, a page
@@ -278,6 +282,7 @@ def site(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
+@BUILT_SITE
 def test_the_site_builds_strict(site):
     assert (site / "index.html").is_file()
     assert (site / "serving" / "index.html").is_file()
@@ -297,6 +302,7 @@ def _reference_sections(page: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
+@BUILT_SITE
 def test_the_generated_reference_has_every_command_and_option(site):
     reference = _reference_sections((site / "cli" / "index.html").read_text(encoding="utf-8"))
     assert set(COMMANDS) <= set(reference), "the CLI reference lacks a command"
@@ -309,6 +315,7 @@ def test_the_generated_reference_has_every_command_and_option(site):
 
 
 @pytest.mark.slow
+@BUILT_SITE
 def test_every_api_page_documents_names(site):
     """mkdocstrings found the public names of each face, not an empty module."""
     for name in ["package", *(name.replace(".", "-") for name in SUBPACKAGES)]:
