@@ -264,7 +264,7 @@ BUILT_SITE = pytest.mark.xdist_group("docs-site")
 """The tests that read the built site: on one worker, so that it is built once."""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """The site, built as ``make test`` builds it: any warning (a broken link or anchor, a page
     left out of the nav, a name mkdocstrings cannot find) fails it."""
