@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev]'
 	touch $(STAMP)
 
 # Local by default: reachable from this machine only. `make run ADDRESS=0.0.0.0` serves it
@@ -20,8 +20,9 @@ ADDRESS ?= localhost
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.address $(ADDRESS)
 
-# Compiled bytecode is kept between runs even where the environment turns it off: the tests
-# start many interpreters (workers, `tsq` processes, servers, kernels) that import the package.
+# Bytecode is compiled as modules are first imported, not for every installed file (`pip
+# install --no-compile`: half the install's time), and kept even where the environment turns
+# that off: the tests start many interpreters (workers, `tsq` processes, servers, kernels).
 unexport PYTHONDONTWRITEBYTECODE
 
 # pytest-xdist with one worker more than there are cores: a third of the tests' time is spent
