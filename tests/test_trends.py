@@ -509,3 +509,27 @@ def test_trends_and_the_overview_count_the_same_judgments(tmp_path):
     page = analysis.build_report(collection)
     figure = page.split('data-figure="judged">', 1)[1].split("</dd>", 1)[0]
     assert figure.endswith(f">{len(expected)}")
+
+
+def test_a_collection_keeps_its_step_scores_until_the_judgments_or_labels_change(tmp_path):
+    """The Trends page asks on every run: the same question is answered from what was kept,
+    another (a judgment or a label more) computed anew, as a new collection computes it."""
+    from analysis.study import StepLabel
+
+    folder = analysis.sample_data_dir()  # transcripts and judgments
+    collection = Collection([folder], tmp_path / "index.duckdb")
+    judgments = list(collection.judgments)
+    assert judgments
+    first = collection.step_scores(None, judgments, [])
+    assert collection.step_scores(None, list(judgments), []) is first  # kept
+    step = first.filter("judged").row(0, named=True)
+    key = (step["session_id"], step["turn_index"], step["step_index"], step["parent_call_id"])
+    label = StepLabel(item_id=analysis.models.step_item_id(*key), labeller="ann", value="incorrect")
+    labelled = collection.step_scores(None, judgments, [label])
+    fresh = Collection([folder], tmp_path / "index.duckdb").step_scores(None, judgments, [label])
+    assert labelled.equals(fresh)
+    assert labelled["people"].drop_nulls().to_list() == ["incorrect"]
+    fewer = collection.step_scores(None, judgments[1:], [])
+    assert fewer.equals(
+        Collection([folder], tmp_path / "index.duckdb").step_scores(None, judgments[1:], [])
+    )

@@ -123,6 +123,7 @@ class Collection:
         )
         self.findings_frame = self.findings_with(self.judgments)
         self._recent = lru_cache(maxsize=RECENT_SESSIONS)(self._read_session)
+        self._step_scores: dict[tuple[Any, ...], pl.DataFrame] = {}
 
     # what the tables say
 
@@ -271,8 +272,15 @@ class Collection:
         ``judgments`` or ``labels``, those instead of the index's)."""
         from analysis.index._trends import step_scores
 
+        key = (judge, _judgments_key(judgments), _labels_key(labels))
+        if (kept := self._step_scores.get(key)) is not None:
+            return kept
         with IndexReader(self.index) as reader, reader.guarded():
-            return step_scores(reader, judge, self._scope, judgments, labels)
+            scores = step_scores(reader, judge, self._scope, judgments, labels)
+        if len(self._step_scores) >= KEPT_STEP_SCORES:  # the oldest goes
+            self._step_scores.pop(next(iter(self._step_scores)))
+        self._step_scores[key] = scores
+        return scores
 
     def why_empty(self) -> str:
         """Why no session was found under the paths, in one sentence."""
@@ -291,3 +299,31 @@ class Collection:
     def issues(self) -> list[ParseIssue]:
         """Every issue, as ``LoadResult.all_issues`` lists them."""
         return list(self._issues)
+
+
+KEPT_STEP_SCORES = 8
+"""How many tables of step scores a collection keeps (one per judge, judgments and labels):
+every visitor of a served workbench shares its collection, and the Trends page asks for the
+same table on each run."""
+
+
+def _judgments_key(judgments: Sequence[Judgment] | None) -> tuple[Any, ...] | None:
+    """What of ``judgments`` the step scores depend on, hashable (None: the index's own)."""
+    if judgments is None:
+        return None
+    return tuple(
+        (
+            *(j.session_id, j.turn_index, j.step_index, j.parent_call_id, j.message_id),
+            *(j.condition, j.judge_id, j.model, j.score, j.n_valid, j.n_requested),
+        )
+        for j in judgments
+    )
+
+
+def _labels_key(labels: Sequence[StepLabel] | None) -> tuple[Any, ...] | None:
+    """What of ``labels`` the step scores depend on, hashable (None: the index's own)."""
+    if labels is None:
+        return None
+    return tuple(
+        (label.item_id, label.labeller, label.value, label.labelled_at) for label in labels
+    )
