@@ -7,6 +7,11 @@ Pages import from here; ``workbench.council`` is the council's part of the Judge
 pages.
 """
 
+# Imported whole before any page runs: Altair looks pandas up in ``sys.modules`` without
+# importing it, and on a freshly started server another visitor's page may be half-way
+# through importing it then (an AttributeError on a partially initialised module).
+import pandas  # noqa: F401
+
 from workbench._navigation import (
     PAGES,
     Page,
