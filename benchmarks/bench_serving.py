@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO / "tests"))
 
 from bench_collection import build_collection  # noqa: E402
-from streamlit_server import reserved_port, streamlit_command  # noqa: E402
+from streamlit_server import streamlit_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
@@ -174,29 +174,17 @@ def run(
     """Serve the app, send ``count`` visitors for ``seconds`` seconds, and measure."""
     data = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-data-"))
     log = data / "server.log"
-    with reserved_port() as port, log.open("wb") as server_log:
-        env = {
-            **os.environ,
-            "TSQ_SERVED": "1",
-            "TSQ_AUTH": "proxy",
-            "TSQ_AUTH_HEADER": IDENTITY_HEADER,
-            "TSQ_DATA_ROOT": str(root),
-            "TSQ_DATA_DIR": str(data),
-            "XDG_CACHE_HOME": str(cache),
-            "STREAMLIT_SERVER_PORT": str(port),
-            "STREAMLIT_SERVER_HEADLESS": "true",
-            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false",
-        }
-        server = subprocess.Popen(
-            streamlit_command("--server.address", "127.0.0.1"),
-            cwd=REPO,
-            env=env,
-            stdout=server_log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        url = f"http://127.0.0.1:{port}"
-        watched = psutil.Process(server.pid)
+    env = {
+        "TSQ_SERVED": "1",
+        "TSQ_AUTH": "proxy",
+        "TSQ_AUTH_HEADER": IDENTITY_HEADER,
+        "TSQ_DATA_ROOT": str(root),
+        "TSQ_DATA_DIR": str(data),
+        "XDG_CACHE_HOME": str(cache),
+    }
+    with streamlit_server(env=env, log=log) as server:
+        url = server.url
+        watched = psutil.Process(server.process.pid)
         peak = 0
         stop = threading.Event()
 
@@ -209,7 +197,6 @@ def run(
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         try:
-            time.sleep(3)  # the server starts before the first visitor knocks
             results: Any = multiprocessing.get_context("spawn").Queue()
             visitors = [
                 multiprocessing.get_context("spawn").Process(
@@ -236,8 +223,6 @@ def run(
         finally:
             stop.set()
             sampler.join()
-            os.killpg(server.pid, 15)
-            server.wait(timeout=30)
     text = log.read_text(encoding="utf-8", errors="replace")
     saved = sum(labels for _, labels, _ in collected)
     generator_cpu = sum(cpu for _, _, cpu in collected)

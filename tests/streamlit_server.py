@@ -63,13 +63,15 @@ def streamlit_server(
     command: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
     port: int | None = None,
+    log: Path | None = None,
 ) -> Iterator[Server]:
     """Run ``command`` (default: ``streamlit run app.py`` on 127.0.0.1) until the ``with``
     ends. The port and headless mode go in through Streamlit's environment variables, so any
     command that starts the app (``make run``) gets them. No API key and no serving setting unless
-    ``env`` gives them."""
+    ``env`` gives them. Its output goes to ``log`` (default: nowhere)."""
     with ExitStack() as held:
         port = port or held.enter_context(reserved_port())
+        output = held.enter_context(log.open("wb")) if log else subprocess.DEVNULL
         base = {key: value for key, value in os.environ.items() if key not in SERVING_SETTINGS}
         environment = {
             **base,
@@ -83,8 +85,8 @@ def streamlit_server(
             list(command or streamlit_command("--server.address", "127.0.0.1")),
             cwd=REPO,
             env=environment,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
             start_new_session=True,  # its own process group: make and streamlit end together
         )
         server = Server(url=f"http://127.0.0.1:{port}", port=port, process=process)
