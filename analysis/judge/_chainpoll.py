@@ -137,12 +137,7 @@ def judgment(
 
 
 def _usage(tokens: AnswerTokens) -> JudgmentUsage:
-    return JudgmentUsage(
-        input_tokens=tokens.input_tokens,
-        output_tokens=tokens.output_tokens,
-        cache_read_tokens=tokens.cache_read_tokens,
-        cache_write_tokens=tokens.cache_write_tokens,
-    )
+    return JudgmentUsage.model_validate(tokens._asdict())
 
 
 def _from_answers(
