@@ -103,3 +103,13 @@ def test_truncated_array_keeps_every_complete_trajectory(tmp_path):
     (issue,) = loaded.issues
     assert issue.line == cut.count("\n") + 1  # where the text breaks off
     assert issue.reason.startswith("not valid JSON (Unterminated string")
+
+
+def test_trajectories_without_an_id_are_named_by_file_stem_and_position(tmp_path):
+    named = {"id": "conv-9", "messages": _trajectory(2)["traj"]}
+    plain = [{"messages": _trajectory(n)["traj"]} for n in range(2)]
+    (tmp_path / "mixed.jsonl").write_text(
+        "\n".join(json.dumps(item) for item in [plain[0], named, plain[1]]) + "\n"
+    )
+    loaded = analysis.load([tmp_path / "mixed.jsonl"])
+    assert [s.session_id for s in loaded.sessions] == ["mixed/0", "conv-9", "mixed/2"]
