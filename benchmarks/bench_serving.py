@@ -84,8 +84,6 @@ def visitor(
 ) -> None:
     """One visitor's loop in a process of its own; puts its (page, seconds or None) pairs, the
     labels it saved and the CPU seconds it and its browser used on ``out``."""
-    import resource
-
     from playwright.sync_api import sync_playwright
 
     source = f"source=folder&folder={urllib.parse.quote(folder)}"
@@ -140,9 +138,22 @@ def visitor(
             timed("label", partial(label, step, f"bench visitor {number} round {round_}"))
             saved += timings[-1][1] is not None
             round_ += 1
+        used = _cpu_seconds(psutil.Process())  # its browser's processes while they are up
         browser.close()
-    used = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    out.put((timings, saved, sum(u.ru_utime + u.ru_stime for u in used)))
+    out.put((timings, saved, used))
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    """The CPU seconds of ``process`` and every process under it (Chromium's renderers and GPU
+    process included), with the children each has waited for."""
+    total = 0.0
+    for member in _tree(process):
+        try:
+            times = member.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 def _tree(process: psutil.Process) -> list[psutil.Process]:
