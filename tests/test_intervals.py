@@ -19,6 +19,7 @@ from analysis import (
     session_bootstrap,
     session_bootstrap_difference,
 )
+from analysis._intervals import session_bootstrap_of
 
 Z95 = 1.959963984540054
 
@@ -105,6 +106,52 @@ def test_the_session_interval_covers_where_the_step_interval_does_not():
         covered_by_steps += low <= 0.7 <= high
     assert covered / trials >= 0.88
     assert covered_by_steps / trials <= 0.75
+
+
+def test_a_figure_of_the_drawn_steps_is_the_loop_without_undefined_resamples():
+    """ROC AUC is no sum over sessions: it is computed on each resample's drawn steps, and a
+    resample of one class only (two of eight sessions hold every negative) is dropped."""
+    rng = np.random.default_rng(13)
+    sessions = _sessions_of([2, 3, 1, 4, 2, 3, 1, 2])
+    labels = [float(not s.endswith(("-01", "-05"))) for s in sessions]
+    scores = [float(rng.random()) + 0.3 * label for label in labels]
+
+    def auc(steps):
+        """The share of (positive, negative) pairs ranked right, a tie counting half."""
+        steps = np.asarray(steps)
+        positive, negative = steps[steps[:, 0] == 1, 1], steps[steps[:, 0] == 0, 1]
+        if not (positive.size and negative.size):
+            return math.nan
+        pairs = positive[:, None] - negative[None, :]
+        return float(((pairs > 0) + 0.5 * (pairs == 0)).mean())
+
+    rows = list(zip(labels, scores, strict=True))
+    found = session_bootstrap_of(auc, np.array(rows), sessions)
+    names = sorted(set(sessions))
+    draw = np.random.default_rng(0)
+    figures = []
+    for _ in range(1000):
+        picked = draw.integers(0, len(names), size=len(names))
+        figures.append(
+            auc([r for i in picked for r, s in zip(rows, sessions, strict=True) if s == names[i]])
+        )
+    defined = [f for f in figures if not math.isnan(f)]
+    assert 0 < 1000 - len(defined) < 300
+    assert found is not None
+    assert tuple(found) == pytest.approx(tuple(np.percentile(defined, [2.5, 97.5])), abs=1e-12)
+
+
+def test_a_mean_of_the_drawn_steps_is_the_session_bootstrap():
+    rng = np.random.default_rng(17)
+    sessions = _sessions_of([3, 1, 8, 5, 2, 6, 4])
+    values = rng.random(len(sessions))
+    shuffled = rng.permutation(len(values))
+    found = session_bootstrap_of(np.mean, values[shuffled], [sessions[i] for i in shuffled])
+    expected = session_bootstrap(values, sessions)
+    assert found is not None
+    assert expected is not None
+    assert tuple(found) == pytest.approx(tuple(expected), abs=1e-12)
+    assert session_bootstrap_of(np.mean, values[:9], sessions[:9]) is None
 
 
 def test_fewer_than_five_sessions_have_no_interval_and_say_so():
