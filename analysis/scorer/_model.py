@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import zipfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -273,7 +274,8 @@ def save_scorer(folder: Path, scorer: TrainedScorer, card: ScorerCard) -> Scorer
             "calibrator": scorer.calibrator,
             "hasher": _hasher_settings(scorer.n_features),
             "calibration": scorer.calibration,
-        }
+        },
+        compression=zipfile.ZIP_DEFLATED,  # 2**18 weights, nearly all 0: 2 MB become a few kB
     )
     written = card.model_copy(
         update={
