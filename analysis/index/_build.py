@@ -50,7 +50,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 MENU_DATA = (
     "baseline_catalog.json",
     "claude_code_tools.json",

@@ -9,8 +9,11 @@ field by field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ from analysis.index._build import (
 from analysis.index._read import IndexReader
 from analysis.ingest import discover_resolved, load
 from analysis.models import Judgment, ParseIssue, Session
+from analysis.scorer import StepFeatures
 from analysis.study import StepLabel
 from analysis.views import FINDING_SCHEMA
 
@@ -34,6 +38,8 @@ RECENT_SESSIONS = 16
 """Sessions kept once read from their files, for the pages that go back and forth."""
 GROUP_BATCH = 200
 """Files read at once when sessions are read again from their files (memory stays bounded)."""
+FEATURE_BATCH = 20_000
+"""Steps' features fetched from the index at once."""
 _LABELS_SCHEMA: dict[str, Any] = {
     "session_id": pl.String,
     "first_ask": pl.String,
@@ -282,6 +288,42 @@ class Collection:
         self._step_scores[key] = scores
         return scores
 
+    def step_features(self, *, subagents: bool = False) -> list[StepFeatures]:
+        """What the step scorer reads of every step of the collection (the subagents' steps
+        too with ``subagents``), read from the index, no transcript read: for each session, in
+        the collection's order, what ``analysis.scorer.step_features`` gives it.
+
+        The index holds only what ``StepFeatures.model_dump_json`` wrote (its layout is
+        versioned), so the models are made without being validated again; what a step has
+        alike with the step read before it (a turn's ask and menu, the calls before it) is
+        the same object in both: read the lists, do not change them."""
+        import orjson
+
+        sessions = self._rows.select("source_file", "session_id").iter_rows()
+        place = {session: number for number, session in enumerate(sessions)}
+        query = "SELECT source_file, session_id, position, features FROM step_inputs"
+        query += " WHERE source_file IN (SELECT path FROM scope)"
+        query += "" if subagents else " AND parent_call_id IS NULL"
+        every_field = set(StepFeatures.model_fields)
+        found: list[tuple[int, int, StepFeatures]] = []
+        before: dict[str, Any] = {}
+        with IndexReader(self.index) as reader, reader.guarded(), _collector_paused():
+            with_scope(reader.conn, self._scope)
+            reader.conn.execute(query)
+            while batch := reader.conn.fetchmany(FEATURE_BATCH):
+                for source_file, session_id, position, text in batch:
+                    fields = orjson.loads(text)
+                    for name in _ALIKE:
+                        if fields[name] == before.get(name):
+                            fields[name] = before[name]
+                    if fields["previous_calls"] == before.get("calls"):
+                        fields["previous_calls"] = before["calls"]
+                    before = fields
+                    features = StepFeatures.model_construct(every_field, **fields)
+                    found.append((place[source_file, session_id], position, features))
+            found.sort(key=itemgetter(0, 1))
+        return [features for _, _, features in found]
+
     def why_empty(self) -> str:
         """Why no session was found under the paths, in one sentence."""
         where = ", ".join(self.paths)
@@ -299,6 +341,25 @@ class Collection:
     def issues(self) -> list[ParseIssue]:
         """Every issue, as ``LoadResult.all_issues`` lists them."""
         return list(self._issues)
+
+
+_ALIKE = ("session_id", "agent", "agent_version", "ask", "menu", "menu_sources")
+"""What a step's features mostly have alike with the step before's: they follow one another in
+the index, a session's steps, each turn's together."""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a great many objects that hold no cycle are made:
+    it would otherwise go through all of them again and again (the time to read half a million
+    steps' features, three times over)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 KEPT_STEP_SCORES = 8

@@ -6,14 +6,27 @@ figures: the menu
 (a digest telling menus apart, and its length), the length of the rest of the input, and the
 calls rendered. ``tsq judge --dry-run`` through the index sums these instead of reading and
 rendering every transcript; any other rendering is worked out from the files.
+
+Every step, a subagent's too, also keeps its message id and what the step scorer reads of it
+(``features``: its ``StepFeatures`` as JSON), so that scoring never reads a transcript.
 """
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Any
 
 from analysis.models import Session
 from analysis.render import menu_digest, render_steps, select_steps
+from analysis.scorer import step_features
+
+FEATURES_TYPE = (
+    "VARCHAR USING COMPRESSION zstd" if int(version("duckdb").split(".")[0]) >= 2 else "VARCHAR"
+)
+"""Each step's features repeat much of the step before's (a turn's ask, the menu): compressed
+with zstd, they take a small part of the room, and of the time to write, that they take with
+DuckDB's own choice. DuckDB writes a new file in a storage version that has zstd from 2.0 on
+(an index file of an older one cannot hold this table: it is set aside and built again)."""
 
 INPUT_COLUMNS: dict[str, str] = {
     "source_file": "VARCHAR",
@@ -26,20 +39,27 @@ INPUT_COLUMNS: dict[str, str] = {
     "menu_chars": "INTEGER",
     "unit_chars": "INTEGER",
     "rendered_calls": "INTEGER",
+    "message_id": "VARCHAR",
+    "features": FEATURES_TYPE,
 }
 """The ``step_inputs`` table: one row per step, ``position`` its place among the session's
-steps (subagents' after the step that spawned them), as ``select_steps`` orders them."""
+steps (subagents' after the step that spawned them), as ``select_steps`` orders them.
+``features`` is written in ASCII (other characters escaped): most steps hold some other
+character (a cut value's ``…``), and such a text takes Arrow, on its way into DuckDB, some
+twenty times as long."""
 
 
 def input_rows(session: Session, source_file: str) -> list[dict[str, Any]]:
-    """The ``step_inputs`` rows of a session's steps (those that called tools); a subagent's
-    step has its place but no figures (``tsq judge --subagents`` renders those from the file)."""
+    """The ``step_inputs`` rows of a session's steps (those that called tools), each with its
+    features; a subagent's step has no figures (``tsq judge --subagents`` renders those from
+    the file)."""
     steps = select_steps(session, "all", text_steps=False, subagents=True)
     main = [step for step in steps if step.parent_call is None]
     units = dict(zip(map(id, main), render_steps(session, main), strict=True))
+    scorer_inputs = step_features(session, subagents=True, rendered=list(units.values()))
     menus: dict[int, tuple[str, int]] = {}
     rows = []
-    for position, step in enumerate(steps):
+    for position, (step, scorer_input) in enumerate(zip(steps, scorer_inputs, strict=True)):
         row: dict[str, Any] = {
             "source_file": source_file,
             "session_id": session.session_id,
@@ -47,6 +67,8 @@ def input_rows(session: Session, source_file: str) -> list[dict[str, Any]]:
             "step_index": step.index,
             "parent_call_id": step.parent_call_id,
             "position": position,
+            "message_id": step.message_id,
+            "features": scorer_input.model_dump_json(ensure_ascii=True),  # see INPUT_COLUMNS
         }
         unit = units.get(id(step))
         if unit is not None:
