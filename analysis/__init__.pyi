@@ -13,6 +13,7 @@ from . import (
     models as models,
     render as render,
     report as report,
+    scorer as scorer,
     study as study,
     views as views,
 )
@@ -30,6 +31,7 @@ from ._intervals import (
     paired_session_bootstrap as paired_session_bootstrap,
     session_bootstrap as session_bootstrap,
     session_bootstrap_difference as session_bootstrap_difference,
+    session_bootstrap_of as session_bootstrap_of,
 )
 from ._samples import (
     sample_data_dir as sample_data_dir,

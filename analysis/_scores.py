@@ -5,7 +5,7 @@ the CLI share, below all of them (it imports only the data model)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import polars as pl
 
@@ -107,7 +107,9 @@ def judge_names(judgments: Sequence[Judgment]) -> list[str]:
     return sorted(counts, key=lambda name: -counts[name])
 
 
-def sessions_judges(judged: Iterable[tuple[str, str]], name: str | None = None) -> dict[str, str]:
+def sessions_judges(
+    judged: Iterable[tuple[str, str]], name: str | None = None, scorers: Collection[str] = ()
+) -> dict[str, str]:
     """Whose judgments count in each session: the one rule of every page, command, table and
     chart (the Overview and the Trends alike, ``tsq report``, ``tsq lint``, ``tsq trends``), so
     that two judges never mix on one step and two views never count different judgments.
@@ -118,7 +120,9 @@ def sessions_judges(judged: Iterable[tuple[str, str]], name: str | None = None) 
     session's **own judge** counts there: the judge with most judgments of the session, and
     among equals the one whose last judgment of the session comes latest in the order given
     (the later file, the later line, the later run: the newer word, so a session judged again
-    on the Judge page shows the new judgments)."""
+    on the Judge page shows the new judgments). A trained step scorer (one of ``scorers``) is
+    a session's own judge only where no LLM judge judged the session: it never takes the
+    place of a judge by scoring more steps."""
     counts: dict[str, Counter[str]] = {}
     last: dict[tuple[str, str], int] = {}
     for position, (session, judge) in enumerate(judged):
@@ -127,7 +131,10 @@ def sessions_judges(judged: Iterable[tuple[str, str]], name: str | None = None) 
     if name is not None and any(name in per_judge for per_judge in counts.values()):
         return dict.fromkeys(counts, name)
     return {
-        session: max(per_judge, key=lambda judge: (per_judge[judge], last[session, judge]))
+        session: max(
+            per_judge,
+            key=lambda judge: (judge not in scorers, per_judge[judge], last[session, judge]),
+        )
         for session, per_judge in counts.items()
     }
 
@@ -136,7 +143,8 @@ def of_judge(judgments: Sequence[Judgment], name: str | None = None) -> list[Jud
     """The judgments that count (:func:`sessions_judges`): ``name``'s everywhere, or (None, or a
     judge not among them) each session's own judge's."""
     merged = {j.key: j for j in judgments}.values()  # as merge_judgments keeps them
-    chosen = sessions_judges(((j.session_id, judge_name(j)) for j in merged), name)
+    scorers = {judge_name(j) for j in merged if j.rater == "scorer"}
+    chosen = sessions_judges(((j.session_id, judge_name(j)) for j in merged), name, scorers)
     return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
 
 

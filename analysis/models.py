@@ -29,6 +29,7 @@ CatalogBasis = Literal[
 SubagentSource = Literal["file", "progress", "sidechain"]
 Condition = Literal["bare", "catalog_no_call", "full"]  # the ablation order: least context first
 JudgeUnit = Literal["step", "turn"]
+Rater = Literal["judge", "scorer"]
 EventKind = Literal[
     "background_task",
     "queued_message",
@@ -443,6 +444,10 @@ class Judgment(_Model):
     cost_usd: Annotated[float, Field(ge=0)] | None = None
     """What those tokens cost at the model's list price (half with ``--batch``); None when the
     model has no known price, and in files written before judgments recorded it."""
+    rater: Rater = "judge"
+    """Who scored the step: an LLM judge's votes (``judge``), or a trained step scorer
+    (``scorer``: ``score`` is its probability that the choice was correct, there are no votes,
+    and ``judge_id`` is the scorer's ``scorer_id``)."""
 
     @property
     def unit(self) -> JudgeUnit:

@@ -314,6 +314,7 @@ JUDGMENT_LINE_FIELDS = {
     "unscored_reason",
     "usage",
     "cost_usd",
+    "rater",
 }
 """The JSONL contract of ``tsq judge --out``, as docs/judge.md states it."""
 

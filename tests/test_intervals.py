@@ -18,8 +18,8 @@ from analysis import (
     paired_session_bootstrap,
     session_bootstrap,
     session_bootstrap_difference,
+    session_bootstrap_of,
 )
-from analysis._intervals import session_bootstrap_of
 
 Z95 = 1.959963984540054
 

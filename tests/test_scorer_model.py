@@ -28,8 +28,7 @@ from sklearn.metrics import (
 )
 
 from analysis.models import CORRECT, INCORRECT
-from analysis.scorer._metrics import measure_scorer
-from analysis.scorer._model import (
+from analysis.scorer import (
     CARD_FILE,
     MODEL_FILE,
     TRUSTED_TYPES,
@@ -40,6 +39,7 @@ from analysis.scorer._model import (
     fit_scorer,
     load_scorer,
     make_scorer_id,
+    measure_scorer,
     save_scorer,
 )
 

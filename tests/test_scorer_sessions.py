@@ -21,10 +21,12 @@ from analysis.align import (
     read_step_labels,
     references,
 )
-from analysis.align._labels import DEFAULT_SPLIT_SEED
 from analysis.models import step_item_id
 from analysis.render import render_steps, select_steps
 from analysis.study import LabelStore
+
+SPLIT_SEED = 0
+"""The seed of the split ``tsq align`` uses by default (its ``--seed``)."""
 
 MENU = {"Grep", "Bash", "WebSearch", "Read", "Glob", "Edit"}
 
@@ -68,10 +70,10 @@ class Output:
         self.rows = [json.loads(line) for line in labels.read_text().splitlines()]
         self.labels, self.label_issues = read_step_labels(labels)
         self.refs = references(self.labels)
-        assignments = assign_splits(self.refs, {}, DEFAULT_TEST_SHARE, DEFAULT_SPLIT_SEED)
+        assignments = assign_splits(self.refs, {}, DEFAULT_TEST_SHARE, SPLIT_SEED)
         self.splits = {a.session_id: a.split for a in assignments}
         # as `tsq align --labels FILE` makes it: the file's labels in a new store
-        as_align = label_set(LabelStore(store), self.labels, DEFAULT_TEST_SHARE, DEFAULT_SPLIT_SEED)
+        as_align = label_set(LabelStore(store), self.labels, DEFAULT_TEST_SHARE, SPLIT_SEED)
         self.align_splits = as_align.splits
 
 

@@ -16,6 +16,7 @@ from analysis.cli._ingest import ingest
 from analysis.cli._judge import judge
 from analysis.cli._lint import lint
 from analysis.cli._report import report
+from analysis.cli._scorer import score, scorer_group
 from analysis.cli._study import adjudicate, agreement
 
 __all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_STEP_CHARS", "REQUEST_TIMEOUT", "cli", "main"]
@@ -43,6 +44,8 @@ for command in (
     claude_group,
     index_command,
     trends_command,
+    scorer_group,
+    score,
 ):
     cli.add_command(command)
 

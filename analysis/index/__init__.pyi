@@ -31,6 +31,10 @@ from ._sample import (
     in_scope as in_scope,
     stratified_sample as stratified_sample,
 )
+from ._scoring import (
+    ScoreRun as ScoreRun,
+    score_collection as score_collection,
+)
 from ._sources import (
     FromFiles as FromFiles,
     FromIndex as FromIndex,

@@ -242,6 +242,11 @@ class Collection:
     # what the pages and commands ask
 
     @property
+    def scope(self) -> list[str]:
+        """The resolved paths of the collection's files, in the order they were found."""
+        return list(self._scope)
+
+    @property
     def session_ids(self) -> list[str]:
         return list(self._rows["session_id"])
 
@@ -289,9 +294,14 @@ class Collection:
         return scores
 
     def step_features(self, *, subagents: bool = False) -> list[StepFeatures]:
+        """:meth:`step_features_by_file` without the files."""
+        return [features for _, features in self.step_features_by_file(subagents=subagents)]
+
+    def step_features_by_file(self, *, subagents: bool = False) -> list[tuple[str, StepFeatures]]:
         """What the step scorer reads of every step of the collection (the subagents' steps
-        too with ``subagents``), read from the index, no transcript read: for each session, in
-        the collection's order, what ``analysis.scorer.step_features`` gives it.
+        too with ``subagents``), each with the file it was read from, from the index, no
+        transcript read: for each session, in the collection's order, what
+        ``analysis.scorer.step_features`` gives it.
 
         The index holds only what ``StepFeatures.model_dump_json`` wrote (its layout is
         versioned), so the models are made without being validated again; what a step has
@@ -305,7 +315,7 @@ class Collection:
         query += " WHERE source_file IN (SELECT path FROM scope)"
         query += "" if subagents else " AND parent_call_id IS NULL"
         every_field = set(StepFeatures.model_fields)
-        found: list[tuple[int, int, StepFeatures]] = []
+        found: list[tuple[int, int, str, StepFeatures]] = []
         before: dict[str, Any] = {}
         with IndexReader(self.index) as reader, reader.guarded(), _collector_paused():
             with_scope(reader.conn, self._scope)
@@ -320,9 +330,9 @@ class Collection:
                         fields["previous_calls"] = before["calls"]
                     before = fields
                     features = StepFeatures.model_construct(every_field, **fields)
-                    found.append((place[source_file, session_id], position, features))
+                    found.append((place[source_file, session_id], position, source_file, features))
             found.sort(key=itemgetter(0, 1))
-        return [features for _, _, features in found]
+        return [(source_file, features) for _, _, source_file, features in found]
 
     def why_empty(self) -> str:
         """Why no session was found under the paths, in one sentence."""

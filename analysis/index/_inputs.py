@@ -13,20 +13,16 @@ Every step, a subagent's too, also keeps its message id and what the step scorer
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Any
 
 from analysis.models import Session
 from analysis.render import menu_digest, render_steps, select_steps
 from analysis.scorer import step_features
 
-FEATURES_TYPE = (
-    "VARCHAR USING COMPRESSION zstd" if int(version("duckdb").split(".")[0]) >= 2 else "VARCHAR"
-)
+FEATURES_TYPE = "VARCHAR USING COMPRESSION zstd"
 """Each step's features repeat much of the step before's (a turn's ask, the menu): compressed
 with zstd, they take a small part of the room, and of the time to write, that they take with
-DuckDB's own choice. DuckDB writes a new file in a storage version that has zstd from 2.0 on
-(an index file of an older one cannot hold this table: it is set aside and built again)."""
+DuckDB's own choice."""
 
 INPUT_COLUMNS: dict[str, str] = {
     "source_file": "VARCHAR",

@@ -98,6 +98,8 @@ TABLES: dict[str, dict[str, str]] = {
         "score": "DOUBLE",
         "n_valid": "INTEGER",
         "n_requested": "INTEGER",
+        "rater": "VARCHAR",
+        "message_id": "VARCHAR",
     },
     "step_inputs": INPUT_COLUMNS,
     "labels": {
@@ -241,6 +243,8 @@ def load_rows(
                 "score": judgment.score,
                 "n_valid": judgment.n_valid,
                 "n_requested": judgment.n_requested,
+                "rater": judgment.rater,
+                "message_id": judgment.message_id,
             }
         )
     return rows

@@ -72,7 +72,7 @@ _JUDGMENT_SCHEMA = pl.Schema(
     }
 )
 JUDGES_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, condition, judge,
-       judge_id, source_file, line
+       judge_id, rater, source_file, line
 FROM (SELECT *, row_number() OVER () AS line FROM judgments)"""
 """Every judgment (any condition, steps and whole turns) with its place: what decides whose
 judgments count in a session (:func:`analysis._scores.sessions_judges`)."""
@@ -134,22 +134,23 @@ def _in_order(frame: pl.DataFrame, scope: Sequence[str] | None) -> pl.DataFrame:
 
 def _indexed_judges(
     reader: IndexReader | ParquetTables | LoadedTables, scope: Sequence[str] | None
-) -> list[tuple[str, str]]:
+) -> tuple[list[tuple[str, str]], set[str]]:
     """Each of the index's judgments as (session id, judge), one per judgment as
     :func:`analysis.judge.merge_judgments` keeps them and in its order: where a step (or turn)
     was judged twice under one condition by one judge, at the place of the first, under the
-    name of the last."""
+    name of the last; and the judges among them that are trained step scorers."""
     query = JUDGES_QUERY + (f" WHERE {IN_SCOPE}" if scope is not None else "")
     keys = [*STEP_KEYS, "condition", "judge_id"]
-    return (
-        _in_order(_frame(reader, query), scope)
-        .with_row_index("position")
+    frame = _in_order(_frame(reader, query), scope)
+    judged = (
+        frame.with_row_index("position")
         .group_by(keys, maintain_order=True)
         .agg(pl.col("position").first(), pl.col("judge").last())
         .sort("position")
         .select("session_id", "judge")
         .rows()
     )
+    return judged, set(frame.filter(pl.col("rater") == "scorer")["judge"].unique())
 
 
 def step_scores(
@@ -186,12 +187,13 @@ def step_scores(
     if judge is not None:
         counted = matched.filter(pl.col("judge") == judge)
     else:
-        judged_by = (
-            _indexed_judges(reader, scope)
-            if judgments is None
-            else [(j.session_id, judge_name(j)) for j in merge_judgments(judgments)]
-        )
-        owners = sessions_judges(judged_by)
+        if judgments is None:
+            judged_by, scorers = _indexed_judges(reader, scope)
+        else:
+            merged = merge_judgments(judgments)
+            judged_by = [(j.session_id, judge_name(j)) for j in merged]
+            scorers = {judge_name(j) for j in merged if j.rater == "scorer"}
+        owners = sessions_judges(judged_by, scorers=scorers)
         owner = pl.col("session_id").replace_strict(owners, default=None, return_dtype=pl.String)
         counted = matched.filter(pl.col("judge") == owner)
     judges = counted.group_by("judge").len().sort(["len", "judge"], descending=[True, False])

@@ -1,0 +1,41 @@
+"""The step scorer: a small model trained on people's step labels (and, optionally, an LLM
+judge's votes) that scores every step cheaply, measured against people on labels it never saw."""
+
+from ._features import (
+    ARGUMENT_CHARS as ARGUMENT_CHARS,
+    ASK_CHARS as ASK_CHARS,
+    FEATURE_SET_VERSION as FEATURE_SET_VERSION,
+    StepFeatures as StepFeatures,
+    feature_tokens as feature_tokens,
+    step_features as step_features,
+)
+from ._metrics import (
+    ReliabilityBin as ReliabilityBin,
+    ScorerMetrics as ScorerMetrics,
+    measure_scorer as measure_scorer,
+)
+from ._model import (
+    CARD_FILE as CARD_FILE,
+    MODEL_FILE as MODEL_FILE,
+    TRUSTED_TYPES as TRUSTED_TYPES,
+    Contribution as Contribution,
+    ScorerCard as ScorerCard,
+    ScorerProblem as ScorerProblem,
+    ScorerSettings as ScorerSettings,
+    TrainedScorer as TrainedScorer,
+    fit_scorer as fit_scorer,
+    library_versions as library_versions,
+    load_scorer as load_scorer,
+    make_scorer_id as make_scorer_id,
+    save_scorer as save_scorer,
+)
+from ._train import (
+    PEOPLE_WEIGHT as PEOPLE_WEIGHT,
+    Example as Example,
+    TrainingPlan as TrainingPlan,
+    item_of as item_of,
+    plan_training as plan_training,
+    require_no_test_sessions as require_no_test_sessions,
+    scorer_judgments as scorer_judgments,
+    train_scorer as train_scorer,
+)

@@ -1,0 +1,166 @@
+"""The step scorer at the size of a team's collection: training on labelled steps, and scoring
+every step through the index, as processes (start-up included) timed with ``/usr/bin/time``
+for wall seconds and peak memory.
+
+For each size in ``--sessions`` (a collection of real-shaped Claude Code sessions built as
+``bench_collection.py`` builds it, or ``--collection DIR`` for the largest), the index is built
+first (its time is shown, not counted); then ``--labelled-steps`` steps of the first sessions
+are labelled by the stated rules of the tests' generated sessions (grep, rg or egrep through
+Bash and web searches about the repository are incorrect) and
+
+- ``tsq scorer train`` trains on them (the dev part; goal ≤ 60 s for 5,000 labelled steps);
+- ``tsq score`` scores every main-agent step of the collection (goal at 10,000 sessions:
+  ≤ 60 s and ≤ 1.5 GB), then again with every step scored before (all skipped).
+
+Prints each figure and how scoring grows with the number of sessions (seconds per 1,000
+sessions, and the ratio to the smallest size).
+
+    python benchmarks/bench_scorer.py [--sessions 2000 10000] [--collection DIR]
+        [--labelled-steps 5000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO / "tests"))
+
+from bench_collection import build_collection  # noqa: E402
+from scorer_sessions import rule_label  # noqa: E402
+
+GOALS = {"train seconds": 60.0, "score seconds at 10,000": 60.0, "score GB at 10,000": 1.5}
+ARGUMENT = re.compile(r'^(\w+)\((?:command|query)="((?:[^"\\]|\\.)*)')
+
+
+def timed(*args: str) -> tuple[float, float, str]:
+    """``tsq ARGS`` in a process: wall seconds, peak memory in GB, and its stdout."""
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "analysis", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"tsq {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    seconds, kilobytes = done.stderr.strip().splitlines()[-1].split()
+    return float(seconds), int(kilobytes) / 1024**2, done.stdout
+
+
+def write_labels(index: Path, steps: int, out: Path) -> dict[str, int]:
+    """Label the first ``steps`` main-agent steps of the index by the stated rules (a step
+    is incorrect when one of its calls is), as a step-label file; returns the counts."""
+    with duckdb.connect(str(index), read_only=True) as conn:
+        rows = conn.execute(
+            "SELECT features FROM step_inputs WHERE features IS NOT NULL"
+            " AND parent_call_id IS NULL ORDER BY source_file, position LIMIT ?",
+            [steps],
+        ).fetchall()
+    counts = {"correct": 0, "incorrect": 0}
+    with out.open("w", encoding="utf-8") as file:
+        for (text,) in rows:
+            step = json.loads(text)
+            verdicts = [
+                rule_label(match.group(1), match.group(2))
+                for call in step["calls"]
+                if (match := ARGUMENT.match(call))
+            ]
+            value = "incorrect" if "incorrect" in verdicts else "correct"
+            counts[value] += 1
+            row = {
+                "session_id": step["session_id"],
+                "turn_index": step["turn_index"],
+                "step_index": step["step_index"],
+                "value": value,
+                "labeller": "rules",
+            }
+            file.write(json.dumps(row) + "\n")
+    return counts
+
+
+def measure(folder: Path, work: Path, labelled: int) -> dict[str, Any]:
+    index = work / "index.duckdb"
+    built, built_gb, _ = timed("index", str(folder), "--index", str(index))
+    labels = work / "labels.jsonl"
+    counts = write_labels(index, labelled, labels)
+    scorer = work / "scorer"
+    train = timed(
+        "scorer",
+        "train",
+        str(folder),
+        "--labels",
+        str(labels),
+        "--index",
+        str(index),
+        "--out",
+        str(scorer),
+    )
+    first = timed("score", str(folder), "--scorer", str(scorer), "--index", str(index))
+    again = timed("score", str(folder), "--scorer", str(scorer), "--index", str(index))
+    return {
+        "index": (built, built_gb),
+        "labels": counts,
+        "train": train[:2],
+        "trained": train[2].splitlines()[0],
+        "score": first[:2],
+        "scored": first[2].strip(),
+        "again": again[:2],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, nargs="+", default=[2_000, 10_000])
+    parser.add_argument(
+        "--collection", type=Path, help="an existing collection for the largest size"
+    )
+    parser.add_argument("--labelled-steps", type=int, default=5_000)
+    parser.add_argument("--keep", type=Path, help="build the collections here and keep them")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="tsq-bench-scorer-"))
+    results = {}
+    for size in sorted(args.sessions):
+        if args.collection is not None and size == max(args.sessions):
+            folder = args.collection
+        else:
+            folder = (args.keep or work) / f"collection-{size}"
+            if not folder.is_dir():
+                build_collection(folder, size)
+        place = work / f"run-{size}"
+        place.mkdir()
+        figures = results[size] = measure(folder, place, args.labelled_steps)
+        print(f"\n{size:,} sessions")
+        print(f"  index built in {figures['index'][0]:.1f} s (not counted)")
+        print(f"  labelled steps: {figures['labels']}")
+        print(f"  train: {figures['train'][0]:.1f} s, {figures['train'][1]:.2f} GB")
+        print(f"    {figures['trained']}")
+        print(f"  score: {figures['score'][0]:.1f} s, {figures['score'][1]:.2f} GB")
+        print(f"    {figures['scored']}")
+        print(f"  score again (all scored before): {figures['again'][0]:.1f} s")
+    smallest = min(results)
+    print("\nhow scoring grows")
+    for size, figures in results.items():
+        seconds = figures["score"][0]
+        print(
+            f"  {size:>7,} sessions: {seconds:6.1f} s, {seconds / size * 1000:.2f} s per 1,000 "
+            f"sessions, {seconds / results[smallest]['score'][0]:.2f} times the {smallest:,}"
+        )
+    print(
+        f"\ngoals: train ≤ {GOALS['train seconds']:.0f} s on 5,000 labelled steps; score at "
+        f"10,000 sessions ≤ {GOALS['score seconds at 10,000']:.0f} s and "
+        f"≤ {GOALS['score GB at 10,000']} GB"
+    )
+
+
+if __name__ == "__main__":
+    main()
