@@ -358,3 +358,19 @@ def test_a_scorer_distilled_from_a_judge_agrees_with_it_on_steps_it_never_saw(
     agree = sum(majority_label(j.score) == judge[j.item_id].verdict for j in on_test)
     assert agree / len(on_test) >= 0.9
     assert any(judge[j.item_id].verdict == "incorrect" for j in on_test)
+
+
+def test_a_scorers_folder_among_transcripts_is_not_read(trained: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from analysis import load
+    from analysis.ingest import SCORER_FILES
+    from analysis.scorer import CARD_FILE, MODEL_FILE
+
+    assert {CARD_FILE, MODEL_FILE} == SCORER_FILES
+    data = tmp_path / "data"
+    shutil.copytree(trained, data / "my-scorer")
+    (data / "notes.json").write_text("{}")  # not a transcript: an issue, as before
+    issues = [str(issue) for issue in load([data]).all_issues()]
+    assert len(issues) == 1
+    assert "notes.json" in issues[0]

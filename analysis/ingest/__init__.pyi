@@ -5,6 +5,7 @@ from ._context import (
     DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS,
 )
 from ._loader import (
+    SCORER_FILES as SCORER_FILES,
     discover as discover,
     discover_resolved as discover_resolved,
     formats as formats,

@@ -52,11 +52,16 @@ def _is_attached_subagent_file(path: Path) -> bool:
     )
 
 
+SCORER_FILES = frozenset({"card.json", "model.skops"})
+"""What a step scorer's folder holds (``analysis.scorer``): a folder with both is no
+transcripts, and is not read."""
+
+
 def _walk(folder: Path, given: str | Path, issues: list[ParseIssue]) -> list[Path]:
     """The transcript-like files under ``folder``, sorted, hidden ones and those of hidden
-    folders left out. Links to folders are not followed (a link loop, or ``/proc/self/cwd``,
-    would never end); a folder that cannot be listed is an issue (one that vanished while
-    being walked is not: ``/proc``)."""
+    folders, and step scorers' folders, left out. Links to folders are not followed (a link
+    loop, or ``/proc/self/cwd``, would never end); a folder that cannot be listed is an issue
+    (one that vanished while being walked is not: ``/proc``)."""
     found: list[Path] = []
 
     def unreadable(error: OSError) -> None:
@@ -67,6 +72,9 @@ def _walk(folder: Path, given: str | Path, issues: list[ParseIssue]) -> list[Pat
 
     for top, folders, files in os.walk(folder, onerror=unreadable):
         folders[:] = [name for name in folders if not name.startswith(".")]
+        if set(files) >= SCORER_FILES:  # a step scorer's folder (tsq scorer train --out)
+            folders[:] = []
+            continue
         for name in files:
             child = Path(top, name)
             if (
