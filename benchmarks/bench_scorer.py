@@ -5,8 +5,8 @@ for wall seconds and peak memory.
 For each size in ``--sessions`` (a collection of real-shaped Claude Code sessions built as
 ``bench_collection.py`` builds it, or ``--collection DIR`` for the largest), the index is built
 first (its time is shown, not counted); then ``--labelled-steps`` steps of the first sessions
-are labelled by the stated rules of the tests' generated sessions (grep, rg or egrep through
-Bash and web searches about the repository are incorrect) and
+are labelled by a stated rule (a step that runs grep, rg, find, cat, head, tail or ls through
+Bash, which Claude Code's own Grep, Glob and Read tools do better, is incorrect) and
 
 - ``tsq scorer train`` trains on them (the dev part; goal ≤ 60 s for 5,000 labelled steps);
 - ``tsq score`` scores every main-agent step of the collection (goal at 10,000 sessions:
@@ -37,10 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO / "tests"))
 
 from bench_collection import build_collection  # noqa: E402
-from scorer_sessions import rule_label  # noqa: E402
+
+from analysis.scorer import StepFeatures, feature_tokens  # noqa: E402
 
 GOALS = {"train seconds": 60.0, "score seconds at 10,000": 60.0, "score GB at 10,000": 1.5}
-ARGUMENT = re.compile(r'^(\w+)\((?:command|query)="((?:[^"\\]|\\.)*)')
+DEDICATED = re.compile(r"^call:Bash:(?:grep|rg|egrep|find|cat|head|tail|ls)$")
+"""The stated rule of the benchmark's labels: a step that runs, through Bash, a program one of
+Claude Code's own tools does better (Grep, Glob, Read) is incorrect; every other is correct."""
 
 
 def timed(*args: str) -> tuple[float, float, str]:
@@ -58,8 +61,8 @@ def timed(*args: str) -> tuple[float, float, str]:
 
 
 def write_labels(index: Path, steps: int, out: Path) -> dict[str, int]:
-    """Label the first ``steps`` main-agent steps of the index by the stated rules (a step
-    is incorrect when one of its calls is), as a step-label file; returns the counts."""
+    """Label the first ``steps`` main-agent steps of the index by :data:`DEDICATED`'s rule,
+    as a step-label file; returns the counts."""
     with duckdb.connect(str(index), read_only=True) as conn:
         rows = conn.execute(
             "SELECT features FROM step_inputs WHERE features IS NOT NULL"
@@ -69,18 +72,14 @@ def write_labels(index: Path, steps: int, out: Path) -> dict[str, int]:
     counts = {"correct": 0, "incorrect": 0}
     with out.open("w", encoding="utf-8") as file:
         for (text,) in rows:
-            step = json.loads(text)
-            verdicts = [
-                rule_label(match.group(1), match.group(2))
-                for call in step["calls"]
-                if (match := ARGUMENT.match(call))
-            ]
-            value = "incorrect" if "incorrect" in verdicts else "correct"
+            step = StepFeatures.model_validate_json(text)
+            wrong = any(DEDICATED.match(token) for token in feature_tokens(step))
+            value = "incorrect" if wrong else "correct"
             counts[value] += 1
             row = {
-                "session_id": step["session_id"],
-                "turn_index": step["turn_index"],
-                "step_index": step["step_index"],
+                "session_id": step.session_id,
+                "turn_index": step.turn_index,
+                "step_index": step.step_index,
                 "value": value,
                 "labeller": "rules",
             }

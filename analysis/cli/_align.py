@@ -10,6 +10,7 @@ from __future__ import annotations
 import getpass
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -171,6 +172,28 @@ def export_labels(db: str, form: str, out: str) -> None:
         sys.exit(1)
     if out != "-":
         click.echo(f"Exported {count} labels from {db} to {out}.", err=True)
+
+
+labels_option = click.option(
+    "--labels",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="People's step labels: a label store (.sqlite) or a CSV/JSONL file.",
+)
+
+
+def split_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``--test-share`` and ``--seed``: the split of the sessions into dev and test."""
+    command = click.option(
+        "--seed", type=int, default=0, show_default=True, help="Seed of the split."
+    )(command)
+    return click.option(
+        "--test-share",
+        type=click.FloatRange(0.05, 0.95),
+        default=0.3,
+        show_default=True,
+        help="Share of new sessions put in the test split.",
+    )(command)
 
 
 def print_score(score: SpecScore) -> None:
@@ -415,12 +438,7 @@ def print_json(report: AlignReport) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option(
-    "--labels",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="People's step labels: a label store (.sqlite) or a CSV/JSONL file.",
-)
+@labels_option
 @click.option(
     "--judge",
     "judge_specs",
@@ -450,14 +468,7 @@ def print_json(report: AlignReport) -> None:
     show_default=True,
     help="Where specs made by --propose and --examples are written, each with its diff.",
 )
-@click.option(
-    "--test-share",
-    type=click.FloatRange(0.05, 0.95),
-    default=0.3,
-    show_default=True,
-    help="Share of new sessions put in the test split.",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
+@split_options
 @click.option(
     "--adopt",
     "adopt_spec",

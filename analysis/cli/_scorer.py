@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 import click
 
 from analysis._format import interval, number, share
-from analysis.cli._align import load_label_set, print_score
+from analysis.cli._align import labels_option, load_label_set, print_score, split_options
 from analysis.cli._common import EXIT_NOTHING_LOADED, _judgments_or_exit
 from analysis.cli._index import collection_or_exit, index_path_option
 
 if TYPE_CHECKING:
+    from analysis.models import Judgment
     from analysis.scorer import ScorerCard, ScorerMetrics, TrainedScorer, TrainingPlan
 
 DEFAULT_SCORER_FOLDER = "tsq-scorer"
@@ -73,12 +74,7 @@ def print_training(plan: TrainingPlan, card: ScorerCard, folder: Path) -> None:
 
 @scorer_group.command(name="train")
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--labels",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="People's step labels: a label store (.sqlite) or a CSV/JSONL file.",
-)
+@labels_option
 @click.option(
     "--judgments",
     "judgment_files",
@@ -102,14 +98,7 @@ def print_training(plan: TrainingPlan, card: ScorerCard, folder: Path) -> None:
     help="The folder the scorer is saved in (its model and model card).",
 )
 @click.option("--name", default=DEFAULT_SCORER_NAME, show_default=True, help="The scorer's name.")
-@click.option(
-    "--test-share",
-    type=click.FloatRange(0.05, 0.95),
-    default=0.3,
-    show_default=True,
-    help="Share of new sessions put in the test split (the split tsq align uses).",
-)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
+@split_options
 @index_path_option
 @click.option("--json", "as_json", is_flag=True, help="Print the model card as one JSON object.")
 def train(
@@ -215,20 +204,26 @@ def score(
     scorer, card = scorer_or_exit(scorer_dir)
     collection = collection_or_exit(paths, index_path, with_judgments=False)
     try:
-        run, judgments = score_collection(collection, scorer, card, subagents=subagents)
+        with click.open_file(out or "-", "w", encoding="utf-8", atomic=out is not None) as stream:
+            written = 0
+
+            def write(judgment: Judgment) -> None:
+                nonlocal written
+                stream.write(judgment.model_dump_json() + "\n")
+                written += 1
+
+            run = score_collection(
+                collection, scorer, card, subagents=subagents, out=write if out else None
+            )
     except IndexProblem as error:
         click.echo(f"{error}.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
-    if out is not None:
-        try:
-            with click.open_file(out, "w", encoding="utf-8", atomic=True) as stream:
-                stream.writelines(j.model_dump_json() + "\n" for j in judgments)
-        except OSError as error:
-            click.echo(f"{out}: cannot be written ({error.strerror or error}).", err=True)
-            sys.exit(1)
+    except OSError as error:
+        click.echo(f"{out}: cannot be written ({error.strerror or error}).", err=True)
+        sys.exit(1)
     click.echo(
         f"Scored {run.scored:,} steps with {run.scorer_id} in {run.seconds:.1f} s "
         f"({run.already:,} scored before, {run.steps:,} in all)"
-        + (f"; wrote {len(judgments):,} judgments to {out}" if out is not None else "")
+        + (f"; wrote {written:,} judgments to {out}" if out is not None else "")
         + "."
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from analysis.findings import collect_findings
 from analysis.index._inputs import INPUT_COLUMNS, input_rows
-from analysis.models import LoadResult, ParseIssue, Session
+from analysis.models import Judgment, LoadResult, ParseIssue, Session
 from analysis.render import select_steps
 
 TABLES: dict[str, dict[str, str]] = {
@@ -228,26 +228,28 @@ def load_rows(
     for issue in result.issues:
         _issue_rows([issue], files.get(issue.file, issue.file), None, rows)
     judged_in = next(iter(files.values())) if len(files) == 1 else None  # a judgments file
-    for judgment in result.judgments:
-        rows["judgments"].append(
-            {
-                "source_file": judged_in,
-                "session_id": judgment.session_id,
-                "turn_index": judgment.turn_index,
-                "step_index": judgment.step_index,
-                "parent_call_id": judgment.parent_call_id,
-                "condition": judgment.condition,
-                "judge": judgment.judge_id or judgment.model,
-                "judge_id": judgment.judge_id,
-                "model": judgment.model,
-                "score": judgment.score,
-                "n_valid": judgment.n_valid,
-                "n_requested": judgment.n_requested,
-                "rater": judgment.rater,
-                "message_id": judgment.message_id,
-            }
-        )
+    rows["judgments"] += [judgment_row(judgment, judged_in) for judgment in result.judgments]
     return rows
+
+
+def judgment_row(judgment: Judgment, source_file: str | None) -> dict[str, Any]:
+    """A judgment's row of the ``judgments`` table, kept under ``source_file``."""
+    return {
+        "source_file": source_file,
+        "session_id": judgment.session_id,
+        "turn_index": judgment.turn_index,
+        "step_index": judgment.step_index,
+        "parent_call_id": judgment.parent_call_id,
+        "condition": judgment.condition,
+        "judge": judgment.judge_id or judgment.model,
+        "judge_id": judgment.judge_id,
+        "model": judgment.model,
+        "score": judgment.score,
+        "n_valid": judgment.n_valid,
+        "n_requested": judgment.n_requested,
+        "rater": judgment.rater,
+        "message_id": judgment.message_id,
+    }
 
 
 def keys_of(result: LoadResult) -> Iterator[str]:

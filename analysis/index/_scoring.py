@@ -7,7 +7,8 @@ again), and a step already scored by the same ``scorer_id`` is not scored twice.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import islice
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -15,14 +16,22 @@ from pydantic import BaseModel
 from analysis.index._build import _locked, connect, insert_rows, stamp, with_scope
 from analysis.index._collection import Collection
 from analysis.index._read import IndexReader
-from analysis.index._rows import empty_rows
+from analysis.index._rows import empty_rows, judgment_row
 from analysis.models import Judgment
-from analysis.scorer import ScorerCard, TrainedScorer, scorer_judgments
+from analysis.scorer import (
+    ScorerCard,
+    StepFeatures,
+    TrainedScorer,
+    scorer_judgment,
+    scorer_probabilities,
+)
 
 SCORED_QUERY = (
-    "SELECT session_id, turn_index, step_index, parent_call_id FROM judgments"
+    "SELECT session_id, turn_index, step_index, parent_call_id, score FROM judgments"
     " WHERE source_file IN (SELECT path FROM scope) AND rater = 'scorer' AND judge_id = ?"
 )
+WRITE_BATCH = 20_000
+"""Judgment rows written into the index at once."""
 
 
 class ScoreRun(BaseModel):
@@ -38,43 +47,33 @@ class ScoreRun(BaseModel):
     seconds: float
 
 
-def _scored_before(collection: Collection, scorer_id: str) -> set[tuple[object, ...]]:
+def _scored_before(collection: Collection, scorer_id: str) -> dict[tuple[object, ...], float]:
+    """The steps this scorer scored before, with their probability."""
     with IndexReader(collection.index) as reader, reader.guarded():
         with_scope(reader.conn, collection.scope)
-        return set(reader.conn.execute(SCORED_QUERY, [scorer_id]).fetchall())
+        rows = reader.conn.execute(SCORED_QUERY, [scorer_id]).fetchall()
+    return {tuple(row[:4]): row[4] for row in rows}
 
 
-def _write(index: Path, judged: list[tuple[str, Judgment]]) -> None:
-    """The scorer's judgments into the index's judgments table, under the index's lock."""
-    rows = empty_rows()
-    for source_file, judgment in judged:
-        rows["judgments"].append(
-            {
-                "source_file": source_file,
-                "session_id": judgment.session_id,
-                "turn_index": judgment.turn_index,
-                "step_index": judgment.step_index,
-                "parent_call_id": judgment.parent_call_id,
-                "condition": judgment.condition,
-                "judge": judgment.judge_id,
-                "judge_id": judgment.judge_id,
-                "model": judgment.model,
-                "score": judgment.score,
-                "n_valid": judgment.n_valid,
-                "n_requested": judgment.n_requested,
-                "rater": judgment.rater,
-                "message_id": judgment.message_id,
-            }
-        )
+def _write(index: Path, judged: Iterator[tuple[str, Judgment]]) -> None:
+    """The scorer's judgments into the index's judgments table, in one transaction under the
+    index's lock, by batches of rows."""
     with _locked(index) as lock:
         conn = connect(index)
         try:
             conn.execute("BEGIN TRANSACTION")
-            insert_rows(conn, rows)
+            while batch := list(islice(judged, WRITE_BATCH)):
+                rows = empty_rows()
+                rows["judgments"] = [judgment_row(judgment, file) for file, judgment in batch]
+                insert_rows(conn, rows)
             conn.execute("COMMIT")
         finally:
             conn.close()
         lock.write(**(lock.record | {"verified": stamp(index)}))
+
+
+def _key(features: StepFeatures) -> tuple[object, ...]:
+    return (features.session_id, features.turn_index, features.step_index, features.parent_call_id)
 
 
 def score_collection(
@@ -83,35 +82,34 @@ def score_collection(
     card: ScorerCard,
     *,
     subagents: bool = False,
-    on_progress: Callable[[int], None] | None = None,
-) -> tuple[ScoreRun, list[Judgment]]:
+    out: Callable[[Judgment], None] | None = None,
+) -> ScoreRun:
     """Score every step of ``collection`` a judge would grade with ``scorer``: the steps not
-    scored by this ``scorer_id`` before are written into the index. Returns what was done and
-    the scorer's judgment of every step (those scored before included: the same probability)."""
+    scored by this ``scorer_id`` before are scored and written into the index. ``out`` is
+    given the scorer's judgment of every step, in the collection's order (a step scored
+    before with the probability it was given then)."""
     started = time.monotonic()
     steps = collection.step_features_by_file(subagents=subagents)
     before = _scored_before(collection, card.scorer_id)
-    judgments = scorer_judgments([features for _, features in steps], scorer, card)
-    if on_progress is not None:
-        on_progress(len(judgments))
-    new = [
-        (file, judgment)
-        for (file, _), judgment in zip(steps, judgments, strict=True)
-        if (
-            judgment.session_id,
-            judgment.turn_index,
-            judgment.step_index,
-            judgment.parent_call_id,
-        )
-        not in before
-    ]
+    new = [(file, features) for file, features in steps if _key(features) not in before]
+    probabilities = scorer_probabilities([features for _, features in new], scorer)
     if new:
-        _write(collection.index, new)
-    run = ScoreRun(
+        _write(
+            collection.index,
+            (
+                (file, scorer_judgment(features, probability, card))
+                for (file, features), probability in zip(new, probabilities, strict=True)
+            ),
+        )
+    if out is not None:
+        given = {_key(f): p for (_, f), p in zip(new, probabilities, strict=True)}
+        for _, features in steps:
+            key = _key(features)
+            out(scorer_judgment(features, given[key] if key in given else before[key], card))
+    return ScoreRun(
         scorer_id=card.scorer_id,
         steps=len(steps),
         scored=len(new),
         already=len(steps) - len(new),
         seconds=time.monotonic() - started,
     )
-    return run, judgments

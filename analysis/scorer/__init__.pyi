@@ -31,11 +31,14 @@ from ._model import (
 )
 from ._train import (
     PEOPLE_WEIGHT as PEOPLE_WEIGHT,
+    SCORING_BATCH as SCORING_BATCH,
     Example as Example,
     TrainingPlan as TrainingPlan,
     item_of as item_of,
     plan_training as plan_training,
     require_no_test_sessions as require_no_test_sessions,
+    scorer_judgment as scorer_judgment,
     scorer_judgments as scorer_judgments,
+    scorer_probabilities as scorer_probabilities,
     train_scorer as train_scorer,
 )

@@ -219,34 +219,48 @@ def train_scorer(
     return scorer, card
 
 
+SCORING_BATCH = 5_000
+"""Steps whose tokens are made at once when scoring: a step's tokens are many small strings
+(hundreds with a large menu), so a collection's would not fit in memory together."""
+
+
+def scorer_probabilities(features: Sequence[StepFeatures], scorer: TrainedScorer) -> list[float]:
+    """The scorer's probability that each step's choice was correct, by batches of steps."""
+    found: list[float] = []
+    for start in range(0, len(features), SCORING_BATCH):
+        batch = features[start : start + SCORING_BATCH]
+        found += scorer.probabilities([feature_tokens(f) for f in batch]).tolist()
+    return found
+
+
+def scorer_judgment(features: StepFeatures, probability: float, card: ScorerCard) -> Judgment:
+    """The scorer's judgment of one step: its probability that the choice was correct, as a
+    judgment row of the same shape as an LLM judge's (no votes; ``rater`` ``scorer``)."""
+    return Judgment(
+        session_id=features.session_id,
+        turn_index=features.turn_index,
+        step_index=features.step_index,
+        message_id=features.message_id,
+        parent_call_id=features.parent_call_id,
+        score=probability,
+        votes=[],
+        n_requested=0,
+        n_valid=0,
+        n_discarded=0,
+        model=card.name,
+        judge_id=card.scorer_id,
+        spec_name=card.name,
+        condition="full",
+        catalog_size=len(features.menu),
+        call_rendered=True,
+        context_chars=0,
+        rater="scorer",
+    )
+
+
 def scorer_judgments(
     features: Sequence[StepFeatures], scorer: TrainedScorer, card: ScorerCard
 ) -> list[Judgment]:
-    """The scorer's judgment of each step: its probability that the choice was correct, as a
-    judgment row of the same shape as an LLM judge's (no votes; ``rater`` ``scorer``)."""
-    if not features:
-        return []
-    probabilities = scorer.probabilities([feature_tokens(f) for f in features])
-    return [
-        Judgment(
-            session_id=f.session_id,
-            turn_index=f.turn_index,
-            step_index=f.step_index,
-            message_id=f.message_id,
-            parent_call_id=f.parent_call_id,
-            score=float(probability),
-            votes=[],
-            n_requested=0,
-            n_valid=0,
-            n_discarded=0,
-            model=card.name,
-            judge_id=card.scorer_id,
-            spec_name=card.name,
-            condition="full",
-            catalog_size=len(f.menu),
-            call_rendered=True,
-            context_chars=0,
-            rater="scorer",
-        )
-        for f, probability in zip(features, probabilities, strict=True)
-    ]
+    """The scorer's judgment of each step (:func:`scorer_judgment`)."""
+    probabilities = scorer_probabilities(features, scorer)
+    return [scorer_judgment(f, p, card) for f, p in zip(features, probabilities, strict=True)]
