@@ -8,6 +8,7 @@ import streamlit as st
 from analysis.index import (
     DIMENSIONS,
     Dimension,
+    judge_in_words,
     moved_most,
     readable_trends,
     shift,
@@ -57,7 +58,7 @@ by = cast(
 )
 table = trends(steps, by)
 st.caption(
-    f"Judge {inert(str(steps['judge'][0]))}: {judged:,} of {steps.height:,} steps scored "
+    f"Judge {inert(judge_in_words(steps))}: {judged:,} of {steps.height:,} steps scored "
     f"({judged / steps.height:.0%})"
     + (f", {unscored:,} more judged without a valid vote" if unscored else "")
     + ", full condition. Each mean TSQ comes with its 95% interval "

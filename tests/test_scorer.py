@@ -374,3 +374,19 @@ def test_a_scorers_folder_among_transcripts_is_not_read(trained: Path, tmp_path:
     issues = [str(issue) for issue in load([data]).all_issues()]
     assert len(issues) == 1
     assert "notes.json" in issues[0]
+
+
+def test_trends_of_a_scorer_say_it_is_one_and_count_no_split_votes(
+    generated: tuple[Path, Path], trained: Path, tmp_path: Path
+) -> None:
+    data, _ = generated
+    index = tmp_path / "index.duckdb"
+    done = tsq("score", str(data), "--scorer", str(trained), "--index", str(index))
+    assert done.returncode == 0, done.stderr
+    shown = tsq("trends", str(data), "--index", str(index), "--by", "tool")
+    assert shown.returncode == 0, shown.stderr
+    card = json.loads((trained / "card.json").read_text())
+    head, *rows = shown.stdout.splitlines()
+    assert head.startswith(f"judge: {card['scorer_id']} (a trained step scorer")
+    assert rows
+    assert not any("split votes" in row for row in rows)  # probabilities are no votes

@@ -200,6 +200,7 @@ def trends_command(
     from analysis.index import (
         IndexProblem,
         ParquetTables,
+        judge_in_words,
         moved_most,
         shift,
         step_scores,
@@ -241,7 +242,7 @@ def trends_command(
             )
         )
         return
-    click.echo(f"judge: {steps['judge'][0]}; {int(steps['judged'].sum())} judged steps")
+    click.echo(f"judge: {judge_in_words(steps)}; {int(steps['judged'].sum())} judged steps")
     for row in table.iter_rows(named=True):
         tsq = "n/a" if row["tsq"] is None else f"{row['tsq']:.2f}"
         bounds_of_tsq = (

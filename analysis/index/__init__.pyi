@@ -45,6 +45,7 @@ from ._trends import (
     Dimension as Dimension,
     Shift as Shift,
     agreement as agreement,
+    judge_in_words as judge_in_words,
     moved_most as moved_most,
     readable_trends as readable_trends,
     shift as shift,

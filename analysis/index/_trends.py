@@ -55,7 +55,7 @@ STEP_QUERY = (
     "SELECT " + STEP_COLUMNS + " FROM steps s JOIN sessions x USING (source_file, session_id)"
 )
 JUDGMENT_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, judge, judge_id,
-       score, source_file, line
+       score, rater, source_file, line
 FROM (SELECT *, row_number() OVER () AS line FROM judgments)
 WHERE condition = 'full' AND step_index IS NOT NULL"""
 """The full-condition step judgments, each with its place among the table's rows (``line``: a
@@ -69,6 +69,7 @@ _JUDGMENT_SCHEMA = pl.Schema(
         "judge": pl.String,
         "judge_id": pl.String,
         "score": pl.Float64,
+        "rater": pl.String,
     }
 )
 JUDGES_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, condition, judge,
@@ -100,6 +101,7 @@ def _judgment_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
             j.judge_id or j.model,
             j.judge_id,
             j.score,
+            j.rater,
         )
         for j in merge_judgments(judgments)
         if j.condition == "full" and j.step_index is not None
@@ -201,7 +203,7 @@ def step_scores(
     mine = (
         # one row per step even where one name is a judge's id and another's model
         counted.unique(STEP_KEYS, keep="last", maintain_order=True).select(
-            *STEP_KEYS, "score", pl.lit(True).alias("_judged")
+            *STEP_KEYS, "score", "rater", pl.lit(True).alias("_judged")
         )
     )
     return (
@@ -309,7 +311,7 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
                 "tsq_low": low,
                 "tsq_high": high,
                 "sampled": 0 < scores.size + int(part["unscored"].sum()) < part.height,
-                "split_share": float(((scores > 0) & (scores < 1)).mean()) if scores.size else None,
+                "split_share": _split_share(part),
                 "unscored_share": _share(int(part["unscored"].sum()), scores.size),
                 "unjudged_share": 1 - scores.size / part.height,
                 "calls": int(part["calls"].sum()),
@@ -321,6 +323,27 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
         )
     frame = pl.DataFrame(rows, infer_schema_length=None)
     return frame.sort(by, nulls_last=True) if frame.height else frame
+
+
+def judge_in_words(steps: pl.DataFrame) -> str:
+    """Whose scores ``steps`` (:func:`step_scores`) count, said so that a trained scorer is
+    never taken for an LLM judge."""
+    judge = str(steps["judge"][0])
+    raters = set(steps["rater"].drop_nulls())
+    if raters == {"scorer"}:
+        return f"{judge} (a trained step scorer: probabilities, not an LLM judge's votes)"
+    if "scorer" in raters:
+        return f"{judge} (LLM judges, and a trained step scorer where none judged a session)"
+    return judge
+
+
+def _split_share(part: pl.DataFrame) -> float | None:
+    """The share of an LLM judge's scored steps whose votes split (a trained scorer's
+    probability is no vote: its steps are left out; None where none is left)."""
+    voted = part.filter(pl.col("score").is_not_null() & (pl.col("rater") == "judge"))
+    if not voted.height:
+        return None
+    return voted.select(((pl.col("score") > 0) & (pl.col("score") < 1)).mean()).item()  # type: ignore[no-any-return]
 
 
 def readable_trends(table: pl.DataFrame) -> pl.DataFrame:
