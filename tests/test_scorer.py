@@ -390,3 +390,24 @@ def test_trends_of_a_scorer_say_it_is_one_and_count_no_split_votes(
     assert head.startswith(f"judge: {card['scorer_id']} (a trained step scorer")
     assert rows
     assert not any("split votes" in row for row in rows)  # probabilities are no votes
+
+
+def test_the_trends_page_and_tsq_trends_count_the_same_scorer_steps(
+    generated: tuple[Path, Path], trained: Path
+) -> None:
+    """The scores tsq score wrote into the user's index (in no file) count on the Trends page
+    as in tsq trends, the scorer named as one."""
+    from conftest import open_page, plain
+
+    data, _ = generated
+    done = tsq("score", str(data), "--scorer", str(trained))  # the user's index, as the app's
+    assert done.returncode == 0, done.stderr
+    shown = tsq("trends", str(data), "--json")
+    assert shown.returncode == 0, shown.stderr
+    judged = sum(group["judged"] for group in json.loads(shown.stdout)["groups"])
+    at = open_page("pages/trends.py", source="folder", folder=str(data))
+    assert not at.exception
+    card = json.loads((trained / "card.json").read_text())
+    (caption,) = [plain(c.value) for c in at.caption if c.value.startswith("Judge ")]
+    assert caption.startswith(f"Judge {card['scorer_id']} (a trained step scorer")
+    assert f": {judged:,} of " in caption

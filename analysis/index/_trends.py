@@ -168,7 +168,8 @@ def step_scores(
     false, one it judged without a valid vote ``unscored`` true. ``judge`` names the judges
     counted, most judged steps first, joined by ``, `` (one, unless sessions' own judges
     differ). With ``scope`` (resolved paths), only the steps and judgments of those files; with
-    ``judgments``, those instead of the index's. ``people`` is the people's majority label of
+    ``judgments``, those instead of the index's (but for the scores ``tsq score`` wrote into the
+    index, which are in no file). ``people`` is the people's majority label of
     the step (:func:`analysis.align.references`; null where none or evenly split), from
     ``labels``, else from the index's labels table."""
     steps_query, judgments_query = STEP_QUERY, JUDGMENT_QUERY
@@ -177,14 +178,15 @@ def step_scores(
         steps_query += f" WHERE s.{IN_SCOPE}"
         judgments_query += f" AND {IN_SCOPE}"
     steps = _frame(reader, steps_query).unique(STEP_KEYS, maintain_order=True)
-    given = (
-        _indexed_judgments(reader, judgments_query, scope)
-        if judgments is None
-        else _judgment_frame(judgments)
-    )
+    if judgments is None:
+        given = _indexed_judgments(reader, judgments_query, scope).cast(_JUDGMENT_SCHEMA)
+    else:  # those, and the scores tsq score wrote into the index (in no file)
+        scored = _indexed_judgments(reader, f"{judgments_query} AND rater = 'scorer'", scope)
+        given = pl.concat(
+            [scored.cast(_JUDGMENT_SCHEMA), _judgment_frame(judgments).cast(_JUDGMENT_SCHEMA)]
+        ).unique(MERGE_KEYS, keep="last", maintain_order=True)
     key_types = pl.Schema({key: _JUDGMENT_SCHEMA[key] for key in STEP_KEYS})
     steps = steps.cast(key_types)
-    given = given.cast(_JUDGMENT_SCHEMA)
     matched = steps.select(STEP_KEYS).join(given, on=STEP_KEYS, nulls_equal=True)
     if judge is not None:
         counted = matched.filter(pl.col("judge") == judge)
@@ -193,8 +195,10 @@ def step_scores(
             judged_by, scorers = _indexed_judges(reader, scope)
         else:
             merged = merge_judgments(judgments)
-            judged_by = [(j.session_id, judge_name(j)) for j in merged]
-            scorers = {judge_name(j) for j in merged if j.rater == "scorer"}
+            by_scorers = scored.select("session_id", "judge").rows()
+            judged_by = [*by_scorers, *((j.session_id, judge_name(j)) for j in merged)]
+            scorers = {judge for _, judge in by_scorers}
+            scorers |= {judge_name(j) for j in merged if j.rater == "scorer"}
         owners = sessions_judges(judged_by, scorers=scorers)
         owner = pl.col("session_id").replace_strict(owners, default=None, return_dtype=pl.String)
         counted = matched.filter(pl.col("judge") == owner)
