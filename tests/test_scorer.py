@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import tsq
+from conftest import JUDGMENT_LINE_FIELDS, tsq
 from scorer_sessions import write_labelled_sessions
 from sklearn.metrics import precision_score, recall_score
 
@@ -114,26 +114,7 @@ def test_the_scorers_rows_are_shaped_like_a_judges_and_marked_as_a_scorers(
     )
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    judge_row = set(
-        json.loads(
-            Judgment(
-                session_id="s",
-                turn_index=0,
-                score=1.0,
-                votes=[],
-                n_requested=3,
-                n_valid=3,
-                n_discarded=0,
-                model="m",
-                spec_name="s",
-                condition="full",
-                catalog_size=1,
-                call_rendered=True,
-                context_chars=0,
-            ).model_dump_json()
-        )
-    )
-    assert all(set(row) == judge_row for row in rows)
+    assert all(set(row) == JUDGMENT_LINE_FIELDS for row in rows)  # tsq judge --out's
     assert {row["rater"] for row in rows} == {"scorer"}
     assert all(0 <= row["score"] <= 1 and row["votes"] == [] for row in rows)
     assert any(row["parent_call_id"] for row in rows)  # --subagents: theirs too
@@ -149,23 +130,7 @@ def test_no_step_of_a_test_session_reaches_training(
     test_session = next(s for s, part in split.splits.items() if part == "test")
     dev_session = next(s for s, part in split.splits.items() if part == "dev")
     votes = [
-        Judgment(
-            session_id=session,
-            turn_index=0,
-            step_index=0,
-            score=1.0,
-            votes=[],
-            n_requested=3,
-            n_valid=3,
-            n_discarded=0,
-            model="judge",
-            judge_id="j#1",
-            spec_name="j",
-            condition="full",
-            catalog_size=1,
-            call_rendered=True,
-            context_chars=0,
-        )
+        _judgment(session, 0, "j#1", "judge", 1.0)
         for session in (test_session, dev_session, "outside-the-split")
     ]
     from analysis import load
