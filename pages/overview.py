@@ -10,7 +10,9 @@ from workbench import chart_downloads, data_source, inert, issues_panel, open_pa
 SHOWN_ROWS = 2000  # rows sent to the browser at once; counts and chart cover every match
 OVERVIEW_COLUMNS = [
     "name",
-    *SCORE_COLUMNS,
+    *SCORE_COLUMNS[:1],
+    "q_score",
+    *SCORE_COLUMNS[1:],
     "project",
     "started",
     "turns",
@@ -26,6 +28,7 @@ st.title("Sessions")
 workspace = data_source()
 issues_panel(workspace)
 overview = workspace.overview()
+scorer, _ = workspace.collection.q_scores
 if overview.is_empty():
     st.info(inert(workspace.collection.why_empty()))
     st.stop()
@@ -81,6 +84,15 @@ event = st.dataframe(
             format="%.2f",
             color="auto",  # green above one half, red below: a low score is the warning
             help="The mean of its judged turns' TSQ (a turn's: the mean of its judged steps)",
+        ),
+        "q_score": st.column_config.ProgressColumn(
+            "Q-score",
+            min_value=0,
+            max_value=1,
+            format="%.2f",
+            color="auto",
+            help=f"A trained step scorer's ({scorer}) mean probability of a correct choice over "
+            "the session's steps: not an LLM judge's votes",
         ),
         "judged_turns": st.column_config.NumberColumn("judged turns"),
         "split_turns": st.column_config.NumberColumn(

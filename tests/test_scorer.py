@@ -376,3 +376,25 @@ def test_the_trends_page_and_tsq_trends_count_the_same_scorer_steps(
     (caption,) = [plain(c.value) for c in at.caption if c.value.startswith("Judge ")]
     assert caption.startswith(f"Judge {card['scorer_id']} (a trained step scorer")
     assert f": {judged:,} of " in caption
+
+
+def test_the_overview_shows_each_sessions_q_score_the_mean_of_its_steps_probabilities(
+    generated: tuple[Path, Path], trained: Path, tmp_path: Path
+) -> None:
+    from conftest import open_page
+
+    data, _ = generated
+    out = tmp_path / "scores.jsonl"
+    done = tsq("score", str(data), "--scorer", str(trained), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    probabilities: dict[str, list[float]] = {}
+    for line in out.read_text().splitlines():
+        row = json.loads(line)
+        probabilities.setdefault(row["session_id"], []).append(row["score"])
+    at = open_page("pages/overview.py", source="folder", folder=str(data))
+    assert not at.exception
+    shown = at.dataframe[0].value
+    q_scores = dict(zip(shown["session_id"], shown["q_score"], strict=True))
+    assert set(q_scores) == set(probabilities)
+    for session, values in probabilities.items():
+        assert q_scores[session] == pytest.approx(sum(values) / len(values))

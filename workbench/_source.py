@@ -104,9 +104,12 @@ class Workspace:
         return [analysis.Finding.model_validate(row) for row in rows.iter_rows(named=True)]
 
     def overview(self) -> pl.DataFrame:
-        """One row per session (``analysis.views.session_overview``'s rule, from the index)."""
+        """One row per session (``analysis.views.session_overview``'s rule, from the index),
+        with its Q-score where a trained step scorer scored it (``Collection.q_scores``)."""
         base, labels = self.collection.overview_inputs()
-        return analysis.views.overview_of(base, labels, self.judgments, self.findings_frame)
+        overview = analysis.views.overview_of(base, labels, self.judgments, self.findings_frame)
+        _, q_scores = self.collection.q_scores
+        return overview.join(q_scores, on="session_id", how="left") if q_scores.height else overview
 
     def report(self, show_paths: bool) -> str:
         """The HTML report of every session (from the index; the judged sessions are read

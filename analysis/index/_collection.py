@@ -263,6 +263,31 @@ class Collection:
 
         return self._rows.select(*OVERVIEW_BASE), self._rows.select(*_LABELS_SCHEMA)
 
+    @cached_property
+    def q_scores(self) -> tuple[str | None, pl.DataFrame]:
+        """Each session's **Q-score** (``session_id``, ``q_score``): the mean of its steps'
+        probabilities of a correct choice by the trained step scorer that scored most steps of
+        the collection (``tsq score``, in the index), and that scorer's id; (None, no rows)
+        where none scored any. Read once, when first asked."""
+        query = (
+            "SELECT judge_id, session_id, avg(score), count(*) FROM judgments"
+            " WHERE source_file IN (SELECT path FROM scope) AND rater = 'scorer'"
+            " AND condition = 'full' AND step_index IS NOT NULL AND score IS NOT NULL"
+            " GROUP BY judge_id, session_id"
+        )
+        with IndexReader(self.index) as reader, reader.guarded():
+            with_scope(reader.conn, self._scope)
+            rows = reader.conn.execute(query).fetchall()
+        schema = {"session_id": pl.String, "q_score": pl.Float64}
+        if not rows:
+            return None, pl.DataFrame(schema=schema)
+        steps: dict[str, int] = {}
+        for scorer, _, _, count in rows:
+            steps[scorer] = steps.get(scorer, 0) + count
+        chosen = max(sorted(steps), key=steps.__getitem__)
+        mine = [(session, mean) for scorer, session, mean, _ in rows if scorer == chosen]
+        return chosen, pl.DataFrame(mine, schema=schema, orient="row")
+
     def findings(
         self, session_ids: Iterable[str] | None = None, frame: pl.DataFrame | None = None
     ) -> list[Finding]:
