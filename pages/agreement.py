@@ -202,6 +202,20 @@ chart_downloads(drawn_scores, "judge-specs-vs-people")
 st.dataframe(analysis.align.scores_table(loop.specs), hide_index=True)
 for comparison in loop.comparisons:
     st.markdown(f"- {inert(comparison.in_words())}")
+scorer_folder = analysis.sample_data_dir() / "scorer"
+_, card = analysis.scorer.load_scorer(scorer_folder, analysis.scorer.FEATURE_SET_VERSION)
+st.subheader("A trained step scorer")
+st.caption(
+    "A small model trained on the same people's dev labels (sample_data/scorer, its model card "
+    "below): it scores every step with no key. Train your own with tsq scorer train."
+)
+st.markdown(inert(analysis.scorer.card_in_words(card)))
+if card.test is not None and card.test.reliability:
+    reliability = analysis.scorer.reliability_chart(card.test)
+    st.altair_chart(reliability)
+    chart_downloads(reliability, "scorer-reliability")
+with st.expander("Model card (card.json)"):
+    st.json(card.model_dump(mode="json"), expanded=False)
 if loop.disagreements:
     st.subheader("Why the judge disagrees (dev)")
     st.caption(

@@ -52,6 +52,7 @@ def test_agreement_page_shows_the_five_tables_and_the_seed_figures():
         "Calibrated label vs human reference",
         "Kappa per pair of raters: task_completed",
         "Judge specs vs people: agreement on dev, and on test for the spec chosen",
+        "The trained step scorer: reliability on the test part",
     ]
     labels = [element.proto.label for element in at.get("download_button")]
     assert labels.count("PNG") == len(titles)

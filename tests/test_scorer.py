@@ -398,3 +398,21 @@ def test_the_overview_shows_each_sessions_q_score_the_mean_of_its_steps_probabil
     assert set(q_scores) == set(probabilities)
     for session, values in probabilities.items():
         assert q_scores[session] == pytest.approx(sum(values) / len(values))
+
+
+def test_the_agreement_page_shows_the_bundled_scorer_against_people() -> None:
+    """Without a key, the bundled scorer's model card: its test figures in words (as the card
+    holds them) and its reliability chart."""
+    from conftest import open_page, plain
+
+    from analysis import sample_data_dir
+    from analysis.scorer import FEATURE_SET_VERSION, load_scorer
+
+    _, card = load_scorer(sample_data_dir() / "scorer", FEATURE_SET_VERSION)
+    assert card.test is not None
+    at = open_page("pages/agreement.py")
+    assert not at.exception
+    assert "A trained step scorer" in [s.value for s in at.subheader]
+    (said,) = [plain(m.value) for m in at.markdown if card.scorer_id in plain(m.value)]
+    assert f"On {card.test.spec.n} test steps it never saw" in said
+    assert f"agreement with people {card.test.spec.agreement:.1%}" in said

@@ -1,6 +1,10 @@
 """The step scorer: a small model trained on people's step labels (and, optionally, an LLM
 judge's votes) that scores every step cheaply, measured against people on labels it never saw."""
 
+from ._charts import (
+    card_in_words as card_in_words,
+    reliability_chart as reliability_chart,
+)
 from ._features import (
     ARGUMENT_CHARS as ARGUMENT_CHARS,
     ASK_CHARS as ASK_CHARS,

@@ -1,0 +1,69 @@
+"""A trained scorer in words and in a chart: what its model card says of it against people."""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+from analysis._format import interval, number, share
+from analysis.scorer._metrics import ScorerMetrics
+from analysis.scorer._model import ScorerCard
+
+
+def card_in_words(card: ScorerCard) -> str:
+    """One paragraph: what the scorer was trained on and how it did on the test part."""
+    counts = card.training_counts
+    trained = (
+        f"{card.scorer_id}, a trained step scorer (not an LLM judge): trained on "
+        f"{counts.get('correct', 0) + counts.get('incorrect', 0)} people's labels of dev steps "
+        f"({counts.get('incorrect', 0)} incorrect)"
+        + (
+            f" and {counts['judge_steps']} verdicts of {card.judge_id}"
+            if counts.get("judge_steps")
+            else ""
+        )
+        + f"; {card.calibration}."
+    )
+    test = card.test
+    if test is None:
+        return f"{trained} No labelled test step: not measured against people."
+    spec, sessions = test.spec, test.spec.sessions
+    return (
+        f"{trained} On {spec.n} test steps it never saw, agreement with people "
+        f"{share(spec.agreement)}{interval(spec.agreement_ci, True, sessions=sessions)}, kappa "
+        f"{number(spec.kappa)}{interval(spec.kappa_ci, sessions=sessions)}, ROC AUC "
+        f"{number(test.roc_auc)}{interval(test.roc_auc_ci, sessions=sessions)}, Brier score "
+        f"{number(test.brier)}{interval(test.brier_ci, sessions=sessions)}; always "
+        f"{spec.majority_label!r} would agree {share(spec.majority_baseline)}."
+    )
+
+
+def reliability_chart(metrics: ScorerMetrics) -> alt.LayerChart:
+    """Mean probability against the share observed correct, a point per bin of probability
+    sized by its steps, beside the diagonal a calibrated scorer follows."""
+    bins = pl.DataFrame([b.model_dump() for b in metrics.reliability]).to_pandas()
+    diagonal = (
+        alt.Chart(pl.DataFrame({"x": [0.0, 1.0]}).to_pandas())
+        .mark_line(strokeDash=[4, 4], color="gray")
+        .encode(x="x:Q", y="x:Q")
+    )
+    points = (
+        alt.Chart(bins)
+        .mark_circle()
+        .encode(
+            x=alt.X(
+                "mean_probability:Q",
+                title="mean probability of a correct choice",
+                scale=alt.Scale(domain=[0, 1]),
+            ),
+            y=alt.Y(
+                "observed_correct:Q",
+                title="share people call correct",
+                scale=alt.Scale(domain=[0, 1]),
+            ),
+            size=alt.Size("n:Q", title="test steps"),
+            tooltip=["low", "high", "n", "mean_probability", "observed_correct"],
+        )
+    )
+    title = "The trained step scorer: reliability on the test part"
+    return alt.LayerChart(layer=[diagonal, points], title=title)
