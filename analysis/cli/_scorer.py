@@ -7,6 +7,7 @@ the commands.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -203,18 +204,21 @@ def score(
 
     scorer, card = scorer_or_exit(scorer_dir)
     collection = collection_or_exit(paths, index_path, with_judgments=False)
+    written = 0
     try:
-        with click.open_file(out or "-", "w", encoding="utf-8", atomic=out is not None) as stream:
-            written = 0
+        with contextlib.ExitStack() as stack:
+            write = None
+            if out is not None:
+                stream = stack.enter_context(
+                    click.open_file(out, "w", encoding="utf-8", atomic=True)
+                )
 
-            def write(judgment: Judgment) -> None:
-                nonlocal written
-                stream.write(judgment.model_dump_json() + "\n")
-                written += 1
+                def write(judgment: Judgment) -> None:
+                    nonlocal written
+                    stream.write(judgment.model_dump_json() + "\n")
+                    written += 1
 
-            run = score_collection(
-                collection, scorer, card, subagents=subagents, out=write if out else None
-            )
+            run = score_collection(collection, scorer, card, subagents=subagents, out=write)
     except IndexProblem as error:
         click.echo(f"{error}.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)

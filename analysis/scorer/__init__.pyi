@@ -42,7 +42,6 @@ from ._train import (
     plan_training as plan_training,
     require_no_test_sessions as require_no_test_sessions,
     scorer_judgment as scorer_judgment,
-    scorer_judgments as scorer_judgments,
     scorer_probabilities as scorer_probabilities,
     train_scorer as train_scorer,
 )

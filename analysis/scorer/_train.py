@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
+from analysis._scores import judge_name
 from analysis.align import LabelSet, LeakError, session_of
 from analysis.models import CORRECT, INCORRECT, Judgment, step_item_id
 from analysis.scorer._features import FEATURE_SET_VERSION, StepFeatures, feature_tokens
@@ -69,7 +70,7 @@ def item_of(features: StepFeatures) -> str:
 def _judge_to_distill(judgments: Sequence[Judgment], judge_id: str | None) -> str | None:
     """The judge whose verdicts are distilled: ``judge_id``, else the only judge among
     ``judgments``; several judges and none named is refused in one sentence."""
-    judges = sorted({j.judge_id or j.model for j in judgments if j.rater == "judge"})
+    judges = sorted({judge_name(j) for j in judgments if j.rater == "judge"})
     if judge_id is not None:
         if judge_id not in judges:
             raise ValueError(
@@ -111,7 +112,7 @@ def plan_training(
     left_out = 0
     if distilled is not None:
         for judgment in judgments:
-            if (judgment.judge_id or judgment.model) != distilled or judgment.score is None:
+            if judge_name(judgment) != distilled or judgment.score is None:
                 continue
             if judgment.unit != "step" or judgment.rater != "judge":
                 continue
@@ -256,11 +257,3 @@ def scorer_judgment(features: StepFeatures, probability: float, card: ScorerCard
         context_chars=0,
         rater="scorer",
     )
-
-
-def scorer_judgments(
-    features: Sequence[StepFeatures], scorer: TrainedScorer, card: ScorerCard
-) -> list[Judgment]:
-    """The scorer's judgment of each step (:func:`scorer_judgment`)."""
-    probabilities = scorer_probabilities(features, scorer)
-    return [scorer_judgment(f, p, card) for f, p in zip(features, probabilities, strict=True)]
