@@ -115,6 +115,11 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
                 expect(page).to_have_url(re.compile(wanted), timeout=30_000)
             expect(page).to_have_url(re.compile(f"session={session}"), timeout=30_000)
             expect(page).to_have_url(re.compile("source=folder"), timeout=30_000)
+            # the navigation is drawn again after the URL changes: a click before that
+            # follows the links of the page as it was
+            carried = f"session={session}" + (f".*turn={turn}" if turn not in (None, "0") else "")
+            for link in page.locator(".st-key-workbench_navigation a").all():
+                expect(link).to_have_attribute("href", re.compile(carried), timeout=30_000)
 
         page.goto(f"{server}/?source=folder&folder={quote(str(folder))}")
         page.get_by_text("7 of 7 sessions").wait_for(timeout=30_000)
