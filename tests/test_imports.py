@@ -49,6 +49,7 @@ PACKAGES = (
     "analysis.report",
     "analysis.llm",
     "analysis.council",
+    "analysis.scorer",
 )
 
 # Run ``code`` (after sys.argv is set to ``argv``), then print the heavy modules it loaded.

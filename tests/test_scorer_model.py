@@ -88,6 +88,7 @@ def _card(scorer: TrainedScorer) -> ScorerCard:
         trained_at=datetime(2025, 1, 2, tzinfo=UTC),
         training_counts={CORRECT: 320, INCORRECT: 80, "judge_steps": 0},
         judge_id=None,
+        trained_sessions=[],
         split_seed=0,
         test_share=0.3,
         library_versions={},

@@ -31,11 +31,15 @@ from ._loop import (
     sample_store as sample_store,
 )
 from ._metrics import (
+    NO_WORSE_MARGIN as NO_WORSE_MARGIN,
     Comparison as Comparison,
+    RaterScore as RaterScore,
+    RaterVerdict as RaterVerdict,
     SpecScore as SpecScore,
     compare as compare,
     labels_needed as labels_needed,
     mcnemar_p as mcnemar_p,
+    rater_verdict as rater_verdict,
     score_spec as score_spec,
 )
 from ._tune import (

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from analysis._scores import judge_name, majority_label
 from analysis.align._labels import LabelSet, Split, session_of
-from analysis.align._metrics import Comparison, SpecScore, compare, score_spec
+from analysis.align._metrics import Comparison, RaterScore, SpecScore, compare, score_spec
 from analysis.align._tune import (
     Disagreement,
     amended_spec,
@@ -72,6 +72,8 @@ class AlignReport(BaseModel):
     tools: list[tuple[str, int]]
     new_specs: list[str] = Field(default_factory=list)
     """``judge_id`` of the specs this run made (proposal, examples)."""
+    scorers: list[RaterScore] = Field(default_factory=list)
+    """Trained step scorers measured on the test part beside the specs (``--scorer``)."""
 
 
 def people_agreement(label_set: LabelSet) -> PeopleAgreement:

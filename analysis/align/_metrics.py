@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -248,3 +249,81 @@ def compare(
         verdict=verdict,
         sessions=len(set(clusters)),
     )
+
+
+NO_WORSE_MARGIN = 0.05
+"""How much lower a rater's agreement with people may be than a judge's for it to be called
+no worse: the lower end of the paired interval of (rater - judge) agreement above -0.05."""
+
+RaterVerdictName = Literal["better", "no worse", "worse", "not settled"]
+
+
+class RaterVerdict(BaseModel):
+    """A rater that is not a judge spec (a trained step scorer) against a judge spec on the
+    steps both scored, both against people: the paired session-bootstrap interval of
+    (rater - judge) agreement decides."""
+
+    comparison: Comparison
+    """``a`` the judge spec, ``b`` the rater: differences are rater - judge."""
+    verdict: RaterVerdictName
+    """``better``: the interval lies above 0; ``no worse``: its lower end is above
+    -``margin``; ``worse``: it lies below 0 (and reaches -``margin``); else ``not settled``."""
+    margin: float
+    labels_needed: int | None
+    """When not settled: the labelled steps it would take for the lower end to clear
+    -``margin`` at the observed difference (None when the difference is at or below it)."""
+
+    def in_words(self) -> str:
+        """The verdict as the CLI and the app say it."""
+        c = self.comparison
+        if c.agreement_diff is None:
+            return f"{c.b} vs {c.a} on {c.split}: no step both scored."
+        ci = c.agreement_diff_ci
+        interval = f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else no_interval(c.sessions)
+        head = (
+            f"{c.b} vs {c.a} on {c.split}: agreement with people {c.agreement_diff:+.1%}"
+            f"{interval} on {c.n} steps: "
+        )
+        if self.verdict == "better":
+            return head + f"{c.b} agrees with people more than {c.a}."
+        if self.verdict == "no worse":
+            return head + f"no worse than {c.a} (within {self.margin:.0%})."
+        if self.verdict == "worse":
+            return head + f"{c.b} agrees with people less than {c.a}."
+        more = (
+            f"; about {self.labels_needed:,} labelled steps would show whether it is no worse"
+            if self.labels_needed is not None
+            else ""
+        )
+        return head + f"not settled{more}."
+
+
+def rater_verdict(comparison: Comparison, margin: float = NO_WORSE_MARGIN) -> RaterVerdict:
+    """Better, no worse, worse or not settled, from ``comparison`` (``a`` the judge, ``b`` the
+    rater). The labels needed assume the interval narrows as 1/√n: n·(w / (d + margin))²
+    steps, with d the observed difference and w its distance from the interval's lower end."""
+    diff, ci = comparison.agreement_diff, comparison.agreement_diff_ci
+    verdict: RaterVerdictName = "not settled"
+    needed = None
+    if diff is not None and ci is not None:
+        if ci[0] > 0:
+            verdict = "better"
+        elif ci[0] > -margin:
+            verdict = "no worse"
+        elif ci[1] < 0:
+            verdict = "worse"
+        elif diff > -margin and diff - ci[0] > 0:
+            needed = math.ceil(comparison.n * ((diff - ci[0]) / (diff + margin)) ** 2)
+    return RaterVerdict(comparison=comparison, verdict=verdict, margin=margin, labels_needed=needed)
+
+
+class RaterScore(BaseModel):
+    """A trained step scorer on the test part (``--json``'s ``scorers`` entries): its figures
+    against people, and its verdict against each judge spec measured there."""
+
+    scorer_id: str
+    name: str
+    score: SpecScore
+    versus: list[RaterVerdict]
+    left_out: int = 0
+    """Labelled test steps of sessions the scorer was trained on: never measured."""

@@ -11,7 +11,7 @@ import getpass
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,14 +24,24 @@ from analysis.cli._common import (
     concurrency_option,
     dry_run_option,
     max_cost_option,
+    scorer_or_exit,
     timeout_option,
     vote_cache_option,
 )
 
 if TYPE_CHECKING:
-    from analysis.align import AlignReport, Comparison, LabelSet, SpecScore, SplitChoice
+    from analysis.align import (
+        AlignReport,
+        Comparison,
+        Judging,
+        LabelSet,
+        RaterScore,
+        SpecScore,
+        SplitChoice,
+    )
     from analysis.judge import JudgeSpec, RunEstimate
     from analysis.models import LoadResult, ParseIssue
+    from analysis.scorer import ScorerCard, TrainedScorer
     from analysis.study import LabelStore, StepLabel
 
 EXIT_UNUSABLE = 2
@@ -241,6 +251,13 @@ def print_report(report: AlignReport) -> None:
         _print_comparisons([c for c in report.comparisons if c.split == split])
         if split == "dev" and report.chosen:
             click.echo(f"chosen on dev: {report.chosen}")
+    for scorer in report.scorers:
+        click.echo(f"trained scorer {scorer.name} on test:")
+        print_score(scorer.score)
+        if scorer.left_out:
+            click.echo(f"  {scorer.left_out} test steps of sessions it was trained on left out")
+        for verdict in scorer.versus:
+            click.echo(f"  {verdict.in_words()}")
     _print_disagreements(report)
 
 
@@ -316,6 +333,7 @@ class AlignOptions:
     max_cost: float | None
     as_json: bool
     settings: dict[str, object]
+    scorers: list[tuple[TrainedScorer, ScorerCard]] = field(default_factory=list)
 
 
 def _check_cost(estimates: list[RunEstimate], options: AlignOptions) -> None:
@@ -395,6 +413,8 @@ def run(
     if not any(score.n for score in report.specs):
         click.echo(f"{labels}: no labelled step of the sessions given was judged.", err=True)
         sys.exit(EXIT_UNUSABLE)
+    if options.scorers:
+        report.scorers = measure_scorers(result, label_set, report, judging, options.scorers)
     written = [write_spec(spec, specs[0], options.out_dir) for spec in made]
     if options.as_json:
         print_json(report)
@@ -402,6 +422,26 @@ def run(
     print_report(report)
     for path in written:
         click.echo(f"wrote {path} (its diff against {specs[0].name}: {path.with_suffix('')}.diff)")
+
+
+def measure_scorers(
+    result: LoadResult,
+    label_set: LabelSet,
+    report: AlignReport,
+    judging: Judging,
+    scorers: list[tuple[TrainedScorer, ScorerCard]],
+) -> list[RaterScore]:
+    """Each scorer on the test part, and against each spec measured there."""
+    from analysis.align import session_of
+    from analysis.scorer import align_scorer, step_features
+
+    wanted = {session_of(item) for item in label_set.items("test")}
+    features = [f for s in result.sessions if s.session_id in wanted for f in step_features(s)]
+    judges = [score.judge_id for score in report.specs if score.split == "test"]
+    return [
+        align_scorer(scorer, card, features, label_set, judging.known, judges)
+        for scorer, card in scorers
+    ]
 
 
 def _adopted(labels: str) -> str | None:
@@ -484,6 +524,13 @@ def print_json(report: AlignReport) -> None:
     "rubric_gap, severity, human_error, judge_error); repeatable; then stop.",
 )
 @click.option("--who", help="Who adopts or sets a cause; default: the user name.")
+@click.option(
+    "--scorer",
+    "scorer_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="A trained step scorer's folder, measured on test beside the specs; repeatable.",
+)
 @dry_run_option
 @max_cost_option
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object.")
@@ -504,6 +551,7 @@ def align(
     adopt_spec: str | None,
     set_causes: tuple[str, ...],
     who: str | None,
+    scorer_dirs: tuple[str, ...],
     dry_run: bool,
     max_cost: float | None,
     as_json: bool,
@@ -525,6 +573,9 @@ def align(
         return
     if not paths:
         raise click.UsageError("give the PATHS of the labelled sessions.")
+    if scorer_dirs and split == "dev":
+        raise click.UsageError("a scorer is measured on the test part: use --split test or both.")
+    scorers = [scorer_or_exit(folder) for folder in scorer_dirs]
     specs = specs_or_exit(judge_specs)
     label_set = load_label_set(labels, test_share, seed)
     result = _load_or_exit(paths)
@@ -542,5 +593,6 @@ def align(
             "timeout": timeout,
             "cache_dir": Path(cache_dir) if cache_dir else None,
         },
+        scorers=scorers,
     )
     run(result, label_set, specs, options, labels)

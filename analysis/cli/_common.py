@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from analysis.judge import JudgeSpec
     from analysis.models import Judgment, LoadResult, ParseIssue, ToolCatalog
+    from analysis.scorer import ScorerCard, TrainedScorer
     from analysis.study import LabelStore, Study
 
 # Every import of the analysis package (and of tqdm, polars, asyncio, sqlite3) is made by the
@@ -264,3 +265,14 @@ def _existing_store(labels: str, db: str | None) -> LabelStore | None:
     if db is None and not default_store_path(labels).exists():
         return None
     return _store_for(labels, db)
+
+
+def scorer_or_exit(folder: str) -> tuple[TrainedScorer, ScorerCard]:
+    """``--scorer DIR`` loaded; a folder that is not a usable scorer is one sentence, exit 2."""
+    from analysis.scorer import FEATURE_SET_VERSION, ScorerProblem, load_scorer
+
+    try:
+        return load_scorer(Path(folder), FEATURE_SET_VERSION)
+    except ScorerProblem as error:
+        click.echo(f"{str(error).rstrip('.')}.", err=True)
+        sys.exit(EXIT_NOTHING_LOADED)

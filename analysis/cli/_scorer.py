@@ -17,12 +17,12 @@ import click
 
 from analysis._format import interval, number, share
 from analysis.cli._align import labels_option, load_label_set, print_score, split_options
-from analysis.cli._common import EXIT_NOTHING_LOADED, _judgments_or_exit
+from analysis.cli._common import EXIT_NOTHING_LOADED, _judgments_or_exit, scorer_or_exit
 from analysis.cli._index import collection_or_exit, index_path_option
 
 if TYPE_CHECKING:
     from analysis.models import Judgment
-    from analysis.scorer import ScorerCard, ScorerMetrics, TrainedScorer, TrainingPlan
+    from analysis.scorer import ScorerCard, ScorerMetrics, TrainingPlan
 
 DEFAULT_SCORER_FOLDER = "tsq-scorer"
 DEFAULT_SCORER_NAME = "step-scorer"
@@ -155,17 +155,6 @@ def train(
         click.echo(json.dumps(card.model_dump(mode="json")))
     else:
         print_training(plan, card, folder)
-
-
-def scorer_or_exit(folder: str) -> tuple[TrainedScorer, ScorerCard]:
-    """``--scorer DIR`` loaded; a folder that is not a usable scorer is one sentence, exit 2."""
-    from analysis.scorer import FEATURE_SET_VERSION, ScorerProblem, load_scorer
-
-    try:
-        return load_scorer(Path(folder), FEATURE_SET_VERSION)
-    except ScorerProblem as error:
-        click.echo(f"{str(error).rstrip('.')}.", err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
 
 
 @click.command(name="score")

@@ -45,3 +45,4 @@ from ._train import (
     scorer_probabilities as scorer_probabilities,
     train_scorer as train_scorer,
 )
+from ._versus import align_scorer as align_scorer

@@ -110,6 +110,9 @@ class ScorerCard(BaseModel):
     """People's labels by label (``correct``, ``incorrect``) and ``judge_steps`` distilled."""
     judge_id: str | None
     """The judge whose votes were distilled, if any."""
+    trained_sessions: list[str]
+    """The sessions whose steps trained it (people's labels and a judge's verdicts): measuring
+    it later (``tsq align --scorer``) leaves their steps out."""
     split_seed: int
     test_share: float
     library_versions: dict[str, str]

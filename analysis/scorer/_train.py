@@ -210,6 +210,7 @@ def train_scorer(
             "judge_steps": sum(e.source == "judge" for e in plan.examples),
         },
         judge_id=plan.judge_id,
+        trained_sessions=sorted({session_of(e.item_id) for e in plan.examples}),
         split_seed=split_seed,
         test_share=test_share,
         library_versions=library_versions(),

@@ -1,0 +1,75 @@
+"""A trained step scorer as one more rater beside the judge specs (``tsq align --scorer``):
+measured against people on the test part, and against each judge spec on the same steps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from analysis._scores import judge_name
+from analysis.align import (
+    NO_WORSE_MARGIN,
+    LabelSet,
+    RaterScore,
+    compare,
+    rater_verdict,
+    score_spec,
+    session_of,
+)
+from analysis.models import Judgment, majority_label
+from analysis.scorer._features import StepFeatures
+from analysis.scorer._model import ScorerCard, TrainedScorer
+from analysis.scorer._train import item_of, scorer_probabilities
+
+
+def align_scorer(
+    scorer: TrainedScorer,
+    card: ScorerCard,
+    features: Sequence[StepFeatures],
+    label_set: LabelSet,
+    judgments: Sequence[Judgment],
+    judges: Sequence[str],
+    margin: float = NO_WORSE_MARGIN,
+) -> RaterScore:
+    """The scorer on the test part's labelled steps among ``features`` (its label: correct at a
+    probability of 0.5 and above), and against each of ``judges`` (judge ids) on the steps
+    both scored. Steps of sessions the scorer was trained on are left out and counted."""
+    trained = set(card.trained_sessions)
+    by_item = {item_of(f): f for f in features}
+    items = [item for item in label_set.items("test") if item in by_item]
+    measured = [item for item in items if session_of(item) not in trained]
+    probabilities = scorer_probabilities([by_item[item] for item in measured], scorer)
+    labels = {item: majority_label(p) for item, p in zip(measured, probabilities, strict=True)}
+    people = {item: str(label_set.refs[item].value) for item in measured}
+    score = score_spec(
+        card.scorer_id,
+        card.name,
+        "test",
+        [people[item] for item in measured],
+        [labels[item] for item in measured],
+        sessions=[session_of(item) for item in measured],
+    )
+    versus = []
+    for judge in judges:
+        theirs = {
+            j.item_id: majority_label(j.score)
+            for j in judgments
+            if judge_name(j) == judge and j.unit == "step" and j.score is not None
+        }
+        both = [item for item in measured if item in theirs]
+        comparison = compare(
+            judge,
+            card.scorer_id,
+            "test",
+            [people[item] for item in both],
+            [theirs[item] for item in both],
+            [labels[item] for item in both],
+            sessions=[session_of(item) for item in both],
+        )
+        versus.append(rater_verdict(comparison, margin))
+    return RaterScore(
+        scorer_id=card.scorer_id,
+        name=card.name,
+        score=score,
+        versus=versus,
+        left_out=len(items) - len(measured),
+    )
