@@ -9,6 +9,7 @@ import streamlit as st
 import analysis
 from analysis import interval, share
 from analysis.study import (
+    TRAINED_SCORER_NOTE,
     judge_vs_people,
     judgment_labels,
     pair_details,
@@ -140,7 +141,13 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
             "page (below, the ones most worth a label)."
         )
     for pair in judge_pairs:
-        st.subheader(f"{inert(pair.rater_b)} vs {inert(pair.rater_a)}: {pair.n} steps")
+        trained = kinds.get(pair.rater_b) == "scorer"
+        st.subheader(
+            f"{inert(pair.rater_b)}{' (trained scorer)' if trained else ''} vs "
+            f"{inert(pair.rater_a)}: {pair.n} steps"
+        )
+        if trained:
+            st.caption(f"{inert(pair.rater_b)} is {TRAINED_SCORER_NOTE}.")
         caught = pair.class_agreement("incorrect")
         columns = st.columns(5)
         columns[0].metric(

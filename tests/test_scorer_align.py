@@ -205,3 +205,36 @@ def test_the_paired_interval_alone_calls_a_scorer_better_or_no_worse(
     assert found.labels_needed == needed
     words = found.in_words()
     assert words.startswith("scorer vs judge on test: agreement with people")
+
+
+def test_agreement_reads_a_scorers_judgments_as_a_trained_scorers_labels(
+    generated: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data, labels = generated
+    scorer = tmp_path / "scorer"
+    assert (
+        tsq("scorer", "train", str(data), "--labels", str(labels), "--out", str(scorer)).returncode
+        == 0
+    )
+    scores = tmp_path / "scores.jsonl"
+    scored = tsq(
+        "score", str(data), "--scorer", str(scorer), "--index", str(tmp_path / "i.duckdb"),
+        "--out", str(scores), "--subagents",
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    db = tmp_path / "labels.sqlite"
+    assert tsq("labels", "import", str(labels), "--db", str(db)).returncode == 0
+    done = tsq("agreement", "--judgments", str(scores), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    card = json.loads((scorer / "card.json").read_text())
+    rows = {
+        row.item_id: majority_label(row.score)
+        for row in map(Judgment.model_validate_json, scores.read_text().splitlines())
+        if row.score is not None
+    }
+    people = {_item(row): row["value"] for row in _labels(labels)}
+    both = [item for item in people if item in rows]
+    agreed = sum(rows[item] == people[item] for item in both) / len(both)
+    head = f"  alice vs {card['scorer_id']}: n={len(both)} agreement {agreed:.1%}"
+    assert head in done.stdout
+    assert f"{card['scorer_id']} is a trained step scorer" in done.stdout

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def _print_agreement(report: AgreementReport, kinds: dict[str, str]) -> None:
     """Each field's pairs; on tool_selection, those of the judge against people
     (:func:`analysis.study.judge_vs_people`) with what kappa hides."""
-    from analysis.study import judge_vs_people, pair_details, per_class_lines
+    from analysis.study import TRAINED_SCORER_NOTE, judge_vs_people, pair_details, per_class_lines
 
     for name, field in report.fields.items():
         judged = judge_vs_people(field.pairs, kinds) if name == "tool_selection" else []
@@ -52,6 +52,8 @@ def _print_agreement(report: AgreementReport, kinds: dict[str, str]) -> None:
                 f"kappa {kappa}{_interval(pair.kappa_ci) or no_interval(pair.sessions)}"
             )
             if pair in judged:  # the TSQ judge vs people: what kappa hides
+                if kinds.get(pair.rater_b) == "scorer":
+                    click.echo(f"    {pair.rater_b} is {TRAINED_SCORER_NOTE}.")
                 for line in pair_details(pair):
                     click.echo(f"    {line}")
             elif pair.reference is not None:

@@ -36,6 +36,7 @@ from ._config import (
     with_tool_selection as with_tool_selection,
 )
 from ._judge_labels import (
+    TRAINED_SCORER_NOTE as TRAINED_SCORER_NOTE,
     judge_vs_people as judge_vs_people,
     judgment_labels as judgment_labels,
     majority_label as majority_label,

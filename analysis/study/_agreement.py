@@ -26,7 +26,7 @@ from analysis.study._labels import LabelSet
 GroupBy = Literal["rater", "kind"]
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0
-KIND_ORDER = ("human", "council", "llm", "adjudicator")
+KIND_ORDER = ("human", "council", "llm", "scorer", "adjudicator")
 DEFAULT_REFERENCE = "human"
 
 

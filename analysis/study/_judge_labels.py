@@ -46,12 +46,13 @@ LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
 def judgment_labels(judgments: Iterable[Judgment], rater: str | None = None) -> pl.DataFrame:
     """``tsq judge`` results as ``tool_selection`` labels: one row per scored ``full``
     judgment, rater the judge (its ``judge_id``, or its model in files from before judge
-    specs; or ``rater``), kind ``llm``, with ``vote_fraction``."""
+    specs; or ``rater``), kind ``llm`` (``scorer`` for a trained step scorer's judgments, its
+    probability as ``vote_fraction``), with ``vote_fraction``."""
     rows = [
         {
             "item_id": j.item_id,
             "rater": rater or judge_name(j),
-            "rater_kind": "llm",
+            "rater_kind": "scorer" if j.rater == "scorer" else "llm",
             "field": FIELD,
             "value": majority_label(j.score),
             "vote_fraction": j.score,
@@ -90,14 +91,22 @@ def stored_step_labels(store: LabelStore) -> pl.DataFrame:
     return step_label_rows(store.step_labels())
 
 
+TRAINED_SCORER_NOTE = (
+    "a trained step scorer: these steps include any of the sessions it was trained on, which "
+    "flatter it; tsq align --scorer DIR measures it on the test part only"
+)
+"""Said under a trained scorer's agreement with people wherever its judgments are read as
+labels: its figures on its own training steps are not a measurement."""
+
+
 def judge_vs_people(pairs: Iterable[PairAgreement], kinds: dict[str, str]) -> list[PairAgreement]:
-    """The pairs that set an LLM judge against a person (``kinds``: each rater's kind), the
-    person as ``rater_a``: what "the judge's agreement with people" counts, on the Agreement
-    page and in ``tsq agreement --judgments``."""
+    """The pairs that set an LLM judge (or a trained scorer) against a person (``kinds``: each
+    rater's kind), the person as ``rater_a``: what "the judge's agreement with people" counts,
+    on the Agreement page and in ``tsq agreement --judgments``."""
     return [
         pair
         for pair in pairs
-        if kinds.get(pair.rater_a) == "human" and kinds.get(pair.rater_b) == "llm"
+        if kinds.get(pair.rater_a) == "human" and kinds.get(pair.rater_b) in ("llm", "scorer")
     ]
 
 

@@ -19,7 +19,7 @@ from analysis._jsonio import iter_jsonl
 from analysis.models import ParseIssue
 from analysis.study._config import FieldSpec, LabelConfig, LabelError, default_config
 
-RaterKind = Literal["llm", "council", "human", "adjudicator"]
+RaterKind = Literal["llm", "scorer", "council", "human", "adjudicator"]
 RATER_KINDS: tuple[RaterKind, ...] = get_args(RaterKind)
 LONG_COLUMNS = ("item_id", "rater", "rater_kind", "field", "value")
 ID_COLUMNS = ("item_id", "rater", "rater_kind")
