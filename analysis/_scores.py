@@ -5,11 +5,12 @@ the CLI share, below all of them (it imports only the data model)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import polars as pl
 
-from analysis.models import CORRECT, Judgment, majority_label as majority_label
+from analysis._format import interval, share
+from analysis.models import CORRECT, Judgment, ScorerRecord, majority_label as majority_label
 
 JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
@@ -23,6 +24,7 @@ JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "n_correct": pl.Int64,
     "n_discarded": pl.Int64,
     "model": pl.String,
+    "rater": pl.String,
 }
 
 
@@ -40,6 +42,7 @@ def judgments_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
             "n_correct": sum(v.verdict == CORRECT for v in j.votes),
             "n_discarded": j.n_discarded,
             "model": j.model,
+            "rater": j.rater,
         }
         for j in judgments
     ]
@@ -53,7 +56,9 @@ def turn_scores(judgments: Sequence[Judgment]) -> pl.DataFrame:
     turn-level judgment's score; step rows win over a turn-level row of the same turn and
     condition. ``steps`` counts judged steps (0 for a turn-level judgment); the worst step is
     the lowest-scoring one, the earliest on a tie (``worst_step_parent_call_id`` names the call
-    that spawned it when it is a subagent's). ``n_valid``/``n_correct`` add up the votes.
+    that spawned it when it is a subagent's). ``n_valid``/``n_correct`` add up the votes;
+    ``split_steps`` counts the steps whose votes split (a trained scorer's probabilities are
+    no votes: ``rater`` says whose the turn's judgments are).
     """
     frame = judgments_frame(judgments).with_columns(
         pl.col("step_index").is_not_null().alias("is_step")
@@ -81,8 +86,9 @@ def turn_scores(judgments: Sequence[Judgment]) -> pl.DataFrame:
             pl.col("n_correct").sum(),
             pl.col("n_discarded").sum(),
             pl.col("model").first(),
+            pl.col("rater").first(),
             pl.col("is_step").sum().cast(pl.Int64).alias("steps"),
-            (pl.col("score").is_between(0, 1, closed="none"))
+            (pl.col("score").is_between(0, 1, closed="none") & (pl.col("rater") == "judge"))
             .sum()
             .cast(pl.Int64)
             .alias("split_steps"),
@@ -152,3 +158,34 @@ def several_judges(judgments: Sequence[Judgment]) -> bool:
     """Whether some session was judged by more than one judge (so a choice is shown)."""
     seen: dict[str, str] = {}
     return any(seen.setdefault(j.session_id, judge_name(j)) != judge_name(j) for j in judgments)
+
+
+def scorers_among(
+    judgments: Iterable[Judgment], records: Mapping[str, ScorerRecord] | None = None
+) -> dict[str, ScorerRecord | None]:
+    """The trained step scorers among ``judgments``' raters, each with its record where
+    ``records`` (the index's, :attr:`analysis.index.Collection.scorers`) holds one."""
+    records = records or {}
+    return {
+        name: records.get(name)
+        for name in dict.fromkeys(judge_name(j) for j in judgments if j.rater == "scorer")
+    }
+
+
+def rater_in_words(judge: str, scorers: Mapping[str, ScorerRecord | None]) -> str:
+    """A judge's name as every page and command says it: a trained step scorer (one of
+    ``scorers``) is always called one, with its agreement with people on its test part beside
+    its name (or where to read it), so that it is never taken for an LLM judge."""
+    if judge not in scorers:
+        return judge
+    record = scorers[judge]
+    if record is None or record.test_agreement is None:
+        return (
+            f"{judge} (a trained step scorer, not an LLM judge; its agreement with people is "
+            "on its model card)"
+        )
+    return (
+        f"{judge} (a trained step scorer, not an LLM judge: agreement with people "
+        f"{share(record.test_agreement)}{interval(record.test_agreement_ci, percent=True)} "
+        f"on {record.test_n} test steps)"
+    )

@@ -381,15 +381,16 @@ Verdict = Literal["correct", "incorrect", "split", "unscored"]
 """What a ChainPoll score says, in the words every page, command and export use."""
 
 
-def verdict_of(score: float | None) -> Verdict:
+def verdict_of(score: float | None, rater: str = "judge") -> Verdict:
     """``correct`` when every valid vote said so (score 1), ``incorrect`` when none did (0):
     then the verdict is the score's :func:`majority_label`; ``split`` between (the judges
     disagreed: ambiguous, worth a human look), ``unscored`` without one valid vote. A turn's
     TSQ is the mean of its judged steps' scores; a turn of steps each decided alike but not all
-    the same is ``mixed``, which no step can be."""
+    the same is ``mixed``, which no step can be. A trained scorer's probability (``rater``
+    ``scorer``) is no vote: its verdict is always its :func:`majority_label`."""
     if score is None:
         return "unscored"
-    if 0 < score < 1:
+    if 0 < score < 1 and rater != "scorer":
         return "split"
     return majority_label(score)
 
@@ -456,7 +457,7 @@ class Judgment(_Model):
     @property
     def verdict(self) -> Verdict:
         """:func:`verdict_of` its score."""
-        return verdict_of(self.score)
+        return verdict_of(self.score, self.rater)
 
     @property
     def item_id(self) -> str:
@@ -475,6 +476,21 @@ class Judgment(_Model):
             self.condition,
             self.judge_id,
         )
+
+
+class ScorerRecord(_Model):
+    """A trained step scorer as the workbench names it beside its judgments (the index's
+    ``scorers`` table, written by ``tsq score``): its measured agreement with people on the
+    test part of its split, from its model card, and the folder it was loaded from."""
+
+    scorer_id: str
+    name: str
+    test_n: int = 0
+    test_agreement: float | None = None
+    test_agreement_ci: tuple[float, float] | None = None
+    folder: str | None = None
+    """Where ``tsq score`` read it, on the machine that scored: what shows why a step scored
+    what it did (its features' contributions)."""
 
 
 class LoadResult(_Model):

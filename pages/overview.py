@@ -4,6 +4,7 @@ import polars as pl
 import streamlit as st
 
 import analysis
+from analysis.judge import rater_in_words
 from analysis.views import SCORE_COLUMNS, score_distribution_chart
 from workbench import chart_downloads, data_source, inert, issues_panel, open_page, page_frame
 
@@ -91,8 +92,13 @@ event = st.dataframe(
             max_value=1,
             format="%.2f",
             color="auto",
-            help=f"A trained step scorer's ({scorer}) mean probability of a correct choice over "
-            "the session's steps: not an LLM judge's votes",
+            help="The mean probability of a correct choice over the session's steps by "
+            + (
+                rater_in_words(scorer, {scorer: workspace.collection.scorers.get(scorer)})
+                if scorer
+                else "a trained step scorer"
+            )
+            + ": not an LLM judge's votes",
         ),
         "judged_turns": st.column_config.NumberColumn("judged turns"),
         "split_turns": st.column_config.NumberColumn(

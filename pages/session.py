@@ -21,9 +21,8 @@ workspace = data_source()
 session = chosen_session(workspace)
 if session is None:
     st.stop()
-conditions = sorted(
-    {j.condition for j in workspace.judgments if j.session_id == session.session_id}
-)
+judgments = workspace.judgments_of(session.session_id)
+conditions = sorted({j.condition for j in judgments})
 condition = (
     st.segmented_control(
         "Judge condition",
@@ -34,8 +33,8 @@ condition = (
     or "full"
 )
 findings = workspace.findings_of(session.session_id)
-turns = turn_table(session, workspace.judgments, findings, condition)
-steps = step_table(session, workspace.judgments, findings, condition)
+turns = turn_table(session, judgments, findings, condition)
+steps = step_table(session, judgments, findings, condition)
 if st.toggle("Ambiguous turns only (split votes)", key="ambiguous_only"):
     turns = turns.filter(pl.col("verdict_kind") == "split")
     steps = steps.filter(pl.col("turn_index").is_in(turns["turn_index"].implode()))

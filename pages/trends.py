@@ -58,7 +58,8 @@ by = cast(
 )
 table = trends(steps, by)
 st.caption(
-    f"Judge {inert(judge_in_words(steps))}: {judged:,} of {steps.height:,} steps scored "
+    f"Judge {inert(judge_in_words(steps, workspace.collection.scorers))}: {judged:,} of "
+    f"{steps.height:,} steps scored "
     f"({judged / steps.height:.0%})"
     + (f", {unscored:,} more judged without a valid vote" if unscored else "")
     + ", full condition. Each mean TSQ comes with its 95% interval "

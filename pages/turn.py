@@ -6,6 +6,7 @@ import streamlit as st
 import analysis
 from analysis import findings_for_step, turn_table, why_this_score
 from analysis.findings import findings_for_turn, is_about_input, votes_in_words
+from analysis.judge import rater_in_words
 from analysis.study import step_item_id
 from analysis.views import judgment_of, next_to_label, step_table
 from workbench import (
@@ -18,6 +19,7 @@ from workbench import (
     open_page,
     page_frame,
     people_labels,
+    scorer_explanation_panel,
     stay_at_step,
     step_label_panel,
     study_store_path,
@@ -30,11 +32,8 @@ st.title("Turn")
 workspace = data_source()
 session, turn = chosen_session_and_turn(workspace)
 session_findings = workspace.findings_of(session.session_id)
-judgments = [
-    j
-    for j in workspace.judgments
-    if j.session_id == session.session_id and j.turn_index == turn.index
-]
+session_judgments = workspace.judgments_of(session.session_id)
+judgments = [j for j in session_judgments if j.turn_index == turn.index]
 conditions = sorted({j.condition for j in judgments}) or ["full"]
 condition = (
     st.segmented_control(
@@ -53,7 +52,7 @@ if not turn.messages:
         "ask): the agent made no choice, so there is nothing to judge."
     )
     st.stop()
-summary = turn_table(session, workspace.judgments, session_findings, condition).filter(
+summary = turn_table(session, session_judgments, session_findings, condition).filter(
     pl.col("turn_index") == turn.index
 )
 score = summary["score"][0]
@@ -72,7 +71,7 @@ if whole_turn is not None:
     st.text(votes_in_words(whole_turn))
     votes_side_by_side(whole_turn)
 st.subheader("Steps")
-steps = step_table(session, workspace.judgments, session_findings, condition).filter(
+steps = step_table(session, session_judgments, session_findings, condition).filter(
     pl.col("turn_index") == turn.index
 )
 step = chosen_step(turn, steps, key=f"steps_{session.session_id}_{turn.index}_{condition}")
@@ -87,6 +86,11 @@ judgment = judgment_of(
 )
 st.markdown("**Why this score**")
 st.text(votes_in_words(judgment))
+scored = judgment is not None and judgment.rater == "scorer"
+if judgment is not None and scored:
+    record = workspace.collection.scorers.get(str(judgment.judge_id))
+    st.caption(inert(rater_in_words(str(judgment.judge_id), {str(judgment.judge_id): record})))
+    scorer_explanation_panel(session, step, judgment, record)
 findings = findings_for_step(
     session_findings, session.session_id, turn.index, step.index, condition, step.parent_call_id
 )
@@ -94,22 +98,30 @@ about_judge = [f for f in findings if not is_about_input(f)]
 for finding in about_judge:
     st.text(f"{finding.severity} · {finding.code}: {finding.message}")
 if not about_judge:
-    st.caption("No finding about what the judge saw for this step.")
+    st.caption(
+        "No finding about this step."
+        if scored
+        else "No finding about what the judge saw for this step."
+    )
 about_input = [f for f in findings if is_about_input(f)]
 if about_input:
     st.caption("About the input, as a platform receiving this trace would see it")
     for finding in about_input:
         st.text(f"{finding.severity} · {finding.code}: {finding.message}")
 
-st.markdown("**What the judge saw**")
+st.markdown("**What the judge saw**" if not scored else "**What an LLM judge would read**")
+if scored:
+    st.caption("A trained scorer reads the step's features, not a prompt.")
 judge = analysis.default_spec()  # the Judge page's spec: an upload there stays on that page
-this_step = judge_input_panel(session, step, condition, judgment, judge)
+this_step = judge_input_panel(session, step, condition, None if scored else judgment, judge)
 
 st.markdown("**Votes**")
-if judgment is None:
+if judgment is None or scored:
+    if scored:
+        st.caption("A trained step scorer casts no votes: its score is a probability.")
     st.info(
-        f"Not judged under the {condition} condition. Judging this step with "
-        f"{judge.model}: {this_step}",
+        f"Not judged{' by an LLM judge' if scored else ''} under the {condition} condition. "
+        f"Judging this step with {judge.model}: {this_step}",
         icon=":material/gavel:",
     )
     if st.button("Judge this session on the Judge page", key="judge_this_session"):

@@ -230,9 +230,18 @@ def test_two_machines_scores_in_parquet_give_the_trends_of_one_index(
         one = step_scores(reader)
     with ParquetTables(shared) as tables:
         combined = step_scores(tables)
+        named = tables.scorers()
     assert one["judged"].sum() == combined["judged"].sum() > 600
     for by in ("tool", "version", "week"):
         assert trends(combined, by).equals(trends(one, by)), by
+    card = json.loads((trained / "card.json").read_text())
+    (record,) = named.values()  # the two machines' records of one scorer, read as one
+    assert record.scorer_id == card["scorer_id"]
+    assert record.test_agreement == card["test"]["spec"]["agreement"]
+    assert record.folder is None  # no machine's path leaves it
+    cli = tsq("trends", "--parquet", str(shared))
+    assert cli.returncode == 0, cli.stderr
+    assert f"{card['scorer_id']} (a trained step scorer, not an LLM judge: agreement" in cli.stdout
 
 
 GREP_THROUGH_BASH = r'^Bash\(command="[^"\n]*\b(?:grep|rg|egrep)\b'

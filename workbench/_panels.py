@@ -9,6 +9,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -17,7 +18,7 @@ import streamlit as st
 import analysis
 from analysis.judge import LOCAL, AuditLog, CapError, SpendingCaps
 from analysis.llm import dollars
-from analysis.models import Condition, Step
+from analysis.models import Condition, ScorerRecord, Step
 from analysis.render import CONDITIONS, JudgeInput, judged_options
 from workbench._source import serving, visitor
 from workbench._text import inert
@@ -343,3 +344,55 @@ def spent_today(who: str, caps: SpendingCaps | None) -> None:
         return
     of = f" of {dollars(caps.per_day)}" if caps.per_day is not None else " (no daily cap)"
     st.caption(inert(f"Spent today: {dollars(spent)}{of}"))
+
+
+@st.cache_resource(ttl=300, max_entries=4, show_spinner=False)
+def _scorer_at(folder: str) -> tuple[Any, Any]:
+    """A trained scorer's model and card, read once per server for a few minutes (skops: a
+    file holding a type outside the trusted list is refused)."""
+    from analysis.scorer import FEATURE_SET_VERSION, load_scorer
+
+    return load_scorer(Path(folder), FEATURE_SET_VERSION)
+
+
+def scorer_explanation_panel(
+    session: analysis.Session,
+    step: Step,
+    judgment: analysis.Judgment,
+    record: ScorerRecord | None,
+) -> None:
+    """Why a trained scorer gave ``step`` its probability: the features that moved it most,
+    from the scorer ``tsq score`` recorded in the index (``record``), the step's features read
+    again from its session; said in one line where the scorer cannot be read here."""
+    from analysis.scorer import ScorerProblem, contributions_chart, explain_step
+
+    if record is None or record.folder is None:
+        st.caption(
+            "The features that moved this probability show where tsq score recorded the "
+            "scorer in the index; these judgments came from a file."
+        )
+        return
+    try:
+        scorer, card = _scorer_at(record.folder)
+    except (ScorerProblem, OSError):
+        st.caption(
+            f"The scorer {inert(record.scorer_id)} cannot be read here (its folder moved or "
+            "changed): the features that moved this probability are not shown."
+        )
+        return
+    if card.scorer_id != judgment.judge_id:
+        st.caption(
+            f"The scorer's folder now holds {inert(card.scorer_id)}, not "
+            f"{inert(str(judgment.judge_id))}: the features that moved this probability are "
+            "not shown."
+        )
+        return
+    explanation = explain_step(scorer, session, step.turn.index, step.index, step.parent_call_id)
+    if explanation is None:
+        return
+    st.caption(
+        f"Probability {explanation.probability:.3f} of a correct choice; the features below "
+        f"moved its logit most from {explanation.intercept:+.2f} (a step with no feature). "
+        "Right: toward correct; left: toward incorrect."
+    )
+    st.altair_chart(contributions_chart(explanation))

@@ -5,6 +5,7 @@ to), and the judge whose judgments the pages show."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +26,7 @@ from analysis.llm import (
     endpoints_from_env,
     endpoints_from_table,
 )
+from analysis.models import ScorerRecord
 from workbench._state import Kept, Key
 from workbench._text import inert
 from workbench._url import PLACE, forget, set_url
@@ -71,7 +73,19 @@ class Workspace:
 
     @cached_property
     def judgments(self) -> list[analysis.Judgment]:
+        """The judgments the pages count: each session's own judge's, or the chosen judge's
+        (a trained scorer chosen: its judgments from the index, read then)."""
+        if self.judge is not None and self.judge in self.collection.scorer_ids:
+            scored = self.collection.scorer_judgments()
+            return analysis.of_judge([*self.all_judgments, *scored], self.judge)
         return analysis.of_judge(self.all_judgments, self.judge)
+
+    def judgments_of(self, session_id: str) -> list[analysis.Judgment]:
+        """One session's judgments as the pages show them: the judge's, else (chosen, or where
+        no LLM judge judged it) a trained step scorer's from the index (``tsq score``)."""
+        mine = [j for j in self.all_judgments if j.session_id == session_id]
+        scored = self.collection.scorer_judgments([session_id])
+        return analysis.of_judge(analysis.merge_judgments(mine, scored), self.judge)
 
     def session(self, session_id: str | None) -> analysis.Session | None:
         return None if session_id is None else self.collection.session(session_id)
@@ -115,9 +129,9 @@ class Workspace:
         """The HTML report of every session (from the index; the judged sessions are read
         from their files for their detail)."""
         findings = self.collection.findings(frame=self.findings_frame)
-        return analysis.build_report(
-            self.collection, self.judgments, findings, show_paths=show_paths
-        )
+        scored = self.collection.scorer_judgments()  # tsq score's, where no LLM judge judged
+        judgments = analysis.of_judge([*self.all_judgments, *scored], self.judge)
+        return analysis.build_report(self.collection, judgments, findings, show_paths=show_paths)
 
 
 COLLECTION_SECONDS = 300
@@ -370,21 +384,32 @@ def source_params(choice: str, typed: str) -> dict[str, str | None]:
 EACH_SESSIONS_JUDGE = "each session's own judge"
 
 
-def chosen_judge(judgments: list[analysis.Judgment]) -> str | None:
+def chosen_judge(
+    judgments: list[analysis.Judgment],
+    records: Mapping[str, ScorerRecord],
+    scorer_ids: Sequence[str] = (),
+) -> str | None:
     """Which judge's judgments the pages show, where a session was judged by several: a
     sidebar choice, kept for the browser session and in the URL (``?judge=``); by default
-    each session's own judge (the one with most judgments in it)."""
-    if not analysis.judge.several_judges(judgments):
+    each session's own judge (the one with most judgments in it). The trained scorers of
+    ``scorer_ids`` (those that scored steps in the index) are among the choices, each named as
+    one, with its test agreement where ``records`` (the index's) holds it."""
+    names = [*analysis.judge.judge_names(judgments), *scorer_ids]
+    if len(set(names)) < 2 and not analysis.judge.several_judges(judgments):
         forget("judge")
         return None
-    options = [EACH_SESSIONS_JUDGE, *analysis.judge.judge_names(judgments)]
+    options = [EACH_SESSIONS_JUDGE, *dict.fromkeys(names)]
     linked = st.query_params.get("judge", st.session_state.get(Kept.JUDGE))
     kept = linked if linked in options else EACH_SESSIONS_JUDGE
+    scorers = analysis.judge.scorers_among(judgments, records) | {
+        name: records.get(name) for name in scorer_ids
+    }
     with st.sidebar:
         judge = st.selectbox(
             "Judge",
             options,
             index=options.index(kept),
+            format_func=lambda name: analysis.judge.rater_in_words(name, scorers),
             key="chosen_judge",
             help="Some sessions were judged by several judges (judge specs): the pages show one "
             "judge's judgments at a time. Compare judges on the Agreement page or with tsq align.",
@@ -482,7 +507,9 @@ def data_source() -> Workspace:
         index = str(Path(folders[0]) / ".index.duckdb")
     collection = collection_or_stop(folders, root, index)
     workspace = Workspace(collection, st.session_state.get(Key.JUDGE_RESULTS, []))
-    workspace.judge = chosen_judge(workspace.all_judgments)
+    workspace.judge = chosen_judge(
+        workspace.all_judgments, workspace.collection.scorers, workspace.collection.scorer_ids
+    )
     return workspace
 
 

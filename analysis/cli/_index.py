@@ -211,12 +211,14 @@ def trends_command(
     if parquet_dir is not None:
         with ParquetTables(parquet_dir) as tables:
             steps = step_scores(tables, judge_id)
+            scorers = tables.scorers()
     elif not paths:
         raise click.UsageError("give PATHS, or --parquet.")
     else:
         collection = collection_or_exit(paths, index_path, False, label_stores)
         try:
             steps = collection.step_scores(judge_id)
+            scorers = collection.scorers
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)
@@ -242,7 +244,9 @@ def trends_command(
             )
         )
         return
-    click.echo(f"judge: {judge_in_words(steps)}; {int(steps['judged'].sum())} judged steps")
+    click.echo(
+        f"judge: {judge_in_words(steps, scorers)}; {int(steps['judged'].sum())} judged steps"
+    )
     for row in table.iter_rows(named=True):
         tsq = "n/a" if row["tsq"] is None else f"{row['tsq']:.2f}"
         bounds_of_tsq = (

@@ -40,18 +40,21 @@ def lint(
     tsq report and the workbench. Reads through the index (brought up to date first), unless
     --no-index or --live-catalog; only the judged sessions are read again from their files."""
     from analysis.findings import collect_findings
-    from analysis.judge import merge_judgments
+    from analysis.judge import merge_judgments, rater_in_words, scorers_among
 
     loaded = _judgments_or_exit(judgments)
     if no_index or live_catalog is not None:
         result = _load_or_exit(paths)
         judged = merge_judgments(result.judgments, loaded)
         findings = collect_findings(result.sessions, judged, live=_live_dump_or_exit(live_catalog))
+        scorers = scorers_among(judged)
     else:
         collection = collection_or_exit(paths, index_path)
         _issues_or_exit(collection.issues(), bool(collection.session_ids))
-        judged = merge_judgments(collection.judgments, loaded)
+        found = [*collection.judgments, *collection.scorer_judgments()]  # tsq score's too
+        judged = merge_judgments(found, loaded)
         findings = collection.findings(frame=collection.findings_with(judged))
+        scorers = scorers_among(judged, collection.scorers)
     if as_json:
         click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
         return
@@ -65,5 +68,8 @@ def lint(
             where += f" [{finding.condition}]"
         click.echo(f"{finding.session_id} {where} {finding.severity.upper()} {finding.code}")
         click.echo(f"    {finding.message}")
+    for name in scorers:
+        words = rater_in_words(name, scorers)
+        click.echo(f"judge {words}: its scores are probabilities, not votes")
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " found")

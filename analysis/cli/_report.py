@@ -89,10 +89,12 @@ def report(
     source: LoadResult | Collection
     if no_index:
         source = _load_or_exit(paths)
+        found = source.judgments
     else:
-        source = collection_or_exit(paths, index_path)
-        _issues_or_exit(source.issues(), bool(source.session_ids))
-    judged = merge_judgments(source.judgments, _judgments_or_exit(judgments))
+        source = collection = collection_or_exit(paths, index_path)
+        _issues_or_exit(collection.issues(), bool(collection.session_ids))
+        found = [*collection.judgments, *collection.scorer_judgments()]  # tsq score's too
+    judged = merge_judgments(found, _judgments_or_exit(judgments))
     if judge_id is not None:
         if judge_id not in judge_names(judged):
             known = ", ".join(judge_names(judged)) or "none"

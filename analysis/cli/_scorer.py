@@ -207,7 +207,9 @@ def score(
                     stream.write(judgment.model_dump_json() + "\n")
                     written += 1
 
-            run = score_collection(collection, scorer, card, subagents=subagents, out=write)
+            run = score_collection(
+                collection, scorer, card, subagents=subagents, out=write, folder=Path(scorer_dir)
+            )
     except IndexProblem as error:
         click.echo(f"{error}.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)

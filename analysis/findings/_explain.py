@@ -23,6 +23,12 @@ def votes_in_words(judgment: Judgment | None) -> str:
     discarded votes are counted."""
     if judgment is None:
         return "Not judged under this condition."
+    if judgment.rater == "scorer" and judgment.score is not None:
+        return (
+            f"The trained step scorer {judgment.judge_id or judgment.model} gives a probability "
+            f"of {judgment.score:.2f} that this choice was correct ({judgment.verdict}): a small "
+            "model trained on people's labels, not an LLM judge's votes."
+        )
     if not judgment.votes:
         return f"No valid vote ({judgment.unscored_reason or 'unknown reason'}): unscored, not 0."
     numbered = list(enumerate(judgment.votes, start=1))
@@ -61,6 +67,8 @@ def why_this_score(findings: Sequence[Finding], judgment: Judgment | None) -> st
         reason = f"{ranked[0].code}: {ranked[0].message}"
     elif judgment is None:
         return "Not judged yet: run the judge on this session."
+    elif judgment.rater == "scorer":
+        reason = "No finding about this step: the features that moved its probability tell why."
     else:
         score = "unscored" if judgment.score is None else f"{judgment.score:.2f}"
         reason = (

@@ -98,6 +98,8 @@ def self_preference_drafts(session: Session, judgments: Sequence[Judgment]) -> I
         return
     seen: set[tuple[str, str]] = set()
     for judgment in judgments:
+        if judgment.rater == "scorer":  # a trained model of no family: its name is a name
+            continue
         family = model_family(judgment.model)
         if family not in agents or (judgment.condition, judgment.model) in seen:
             continue

@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager, suppress
@@ -50,7 +51,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 MENU_DATA = (
     "baseline_catalog.json",
     "claude_code_tools.json",
@@ -61,6 +62,14 @@ MENU_DATA = (
 """The data the menus of indexed steps are built from: when it changes, so do their figures."""
 WAIT_SAY = 3.0
 """Seconds an update waits for the index's lock before saying what it waits for."""
+
+
+SCORERS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS scorers (scorer_id VARCHAR PRIMARY KEY, name VARCHAR,"
+    " test_n INTEGER, test_agreement DOUBLE, test_low DOUBLE, test_high DOUBLE, folder VARCHAR)"
+)
+"""The trained scorers whose judgments the index holds (:class:`analysis.models.ScorerRecord`),
+one row each, written by ``tsq score``: what names them beside their judgments."""
 
 
 @cache
@@ -475,7 +484,7 @@ def _open_for_update(
         return conn, moved
     rebuilt = None
     if schema and schema[0][0] != layout():
-        for table in [*TABLES, "files", "keys", "state", "label_stores"]:
+        for table in [*TABLES, "files", "keys", "state", "label_stores", "scorers"]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         create_tables(conn)
         rebuilt = (
@@ -496,6 +505,7 @@ def create_tables(conn: Any) -> None:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS label_stores (path VARCHAR PRIMARY KEY, version INTEGER)"
     )
+    conn.execute(SCORERS_TABLE)
     for table, columns in TABLES.items():
         cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
         conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
@@ -752,7 +762,8 @@ PARTITIONED = tuple(TABLES)
 def export_parquet(index: str | Path | None, folder: str | Path) -> dict[str, int]:
     """Every table of a complete index as Parquet under ``folder/TABLE/``, partitioned by
     ``project`` and ``month`` (of the session's start), each file named uniquely so that the
-    folders of two machines combine by being put together. ``folder`` is replaced. Returns
+    folders of two machines combine by being put together; the ``scorers`` table (without the
+    folders they were read from) as one file. ``folder`` is replaced. Returns
     the rows written per table."""
     import shutil
 
@@ -764,6 +775,14 @@ def export_parquet(index: str | Path | None, folder: str | Path) -> dict[str, in
     target.mkdir(parents=True)
     written = {}
     with IndexReader(index) as reader:
+        scorers = int(reader.conn.sql("SELECT count(*) FROM scorers").fetchall()[0][0])
+        written["scorers"] = scorers
+        if scorers:  # small, and not a session's: one file, named uniquely; no machine path
+            (target / "scorers").mkdir()
+            reader.conn.execute(
+                "COPY (SELECT * EXCLUDE (folder) FROM scorers) TO "
+                f"'{target / 'scorers' / f'part-{uuid.uuid4()}.parquet'}' (FORMAT parquet)"
+            )
         for table in PARTITIONED:
             sessions = (  # a label's session: wherever it was read from
                 "(SELECT session_id, any_value(project) AS project, min(started_at) AS started_at"

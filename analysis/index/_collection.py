@@ -27,9 +27,9 @@ from analysis.index._build import (
     update_index,
     with_scope,
 )
-from analysis.index._read import IndexReader
+from analysis.index._read import IndexReader, scorer_records
 from analysis.ingest import discover_resolved, load
-from analysis.models import Judgment, ParseIssue, Session
+from analysis.models import Judgment, ParseIssue, ScorerRecord, Session
 from analysis.scorer import StepFeatures
 from analysis.study import StepLabel
 from analysis.views import FINDING_SCHEMA
@@ -262,6 +262,68 @@ class Collection:
         from analysis.views import OVERVIEW_BASE
 
         return self._rows.select(*OVERVIEW_BASE), self._rows.select(*_LABELS_SCHEMA)
+
+    @cached_property
+    def scorers(self) -> dict[str, ScorerRecord]:
+        """The trained step scorers ``tsq score`` recorded in the index, by ``scorer_id``: what
+        names a scorer beside its judgments (:func:`analysis.judge.rater_in_words`)."""
+        with IndexReader(self.index) as reader, reader.guarded():
+            return scorer_records(reader.conn)
+
+    @cached_property
+    def scorer_ids(self) -> list[str]:
+        """The trained step scorers that scored steps of this collection (``tsq score``), the
+        one with most steps first."""
+        with IndexReader(self.index) as reader:
+            rows = reader.in_scope(
+                "SELECT judge_id, count(*) AS n FROM judgments",
+                self._scope,
+                " AND rater = 'scorer' GROUP BY judge_id ORDER BY n DESC, judge_id",
+            )
+        return [str(row[0]) for row in rows]
+
+    def scorer_judgments(self, session_ids: Iterable[str] | None = None) -> list[Judgment]:
+        """The judgments trained step scorers wrote into the index (``tsq score``), of
+        ``session_ids`` or of every session: rows of the shape ``tsq judge --out`` writes,
+        ``rater`` ``scorer``, no votes; by session, turn and step."""
+        query = (
+            "SELECT session_id, turn_index, step_index, message_id, parent_call_id, condition,"
+            " judge_id, model, score, catalog_size FROM judgments"
+        )
+        tail = " AND rater = 'scorer'"
+        wanted = None if session_ids is None else sorted(set(session_ids))
+        if wanted is not None:
+            tail += " AND session_id IN (SELECT unnest(?))"
+        with IndexReader(self.index) as reader, reader.guarded():
+            with_scope(reader.conn, self._scope)
+            where = " WHERE source_file IN (SELECT path FROM scope)"
+            order = " ORDER BY session_id, turn_index, step_index, parent_call_id NULLS FIRST"
+            rows = reader.conn.execute(
+                query + where + tail + order, [wanted] if wanted is not None else []
+            ).fetchall()
+        return [
+            Judgment(
+                session_id=row[0],
+                turn_index=row[1],
+                step_index=row[2],
+                message_id=row[3],
+                parent_call_id=row[4],
+                condition=row[5],
+                judge_id=row[6],
+                model=row[7],
+                spec_name=row[7],
+                score=row[8],
+                catalog_size=row[9] or 0,
+                votes=[],
+                n_requested=0,
+                n_valid=0,
+                n_discarded=0,
+                call_rendered=True,
+                context_chars=0,
+                rater="scorer",
+            )
+            for row in rows
+        ]
 
     @cached_property
     def q_scores(self) -> tuple[str | None, pl.DataFrame]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.index._build import (
+    SCORERS_TABLE,
     Discovered,
     IndexProblem,
     connect,
@@ -26,7 +27,7 @@ from analysis.ingest import (
     registered,
     sorted_counts,
 )
-from analysis.models import LoadResult, ParseIssue
+from analysis.models import LoadResult, ParseIssue, ScorerRecord
 
 
 class IndexReader:
@@ -188,6 +189,27 @@ class IndexReader:
             return list(self.conn.execute(query + where + tail).fetchall())
 
 
+def scorer_records(conn: Any) -> dict[str, ScorerRecord]:
+    """The ``scorers`` table of an index (or of Parquet folders put together: a scorer named
+    by two machines once), by ``scorer_id``."""
+    rows = conn.execute(
+        "SELECT scorer_id, any_value(name), any_value(test_n), any_value(test_agreement),"
+        " any_value(test_low), any_value(test_high), any_value(folder) FROM scorers"
+        " GROUP BY scorer_id"
+    ).fetchall()
+    return {
+        row[0]: ScorerRecord(
+            scorer_id=row[0],
+            name=row[1],
+            test_n=row[2] or 0,
+            test_agreement=row[3],
+            test_agreement_ci=(row[4], row[5]) if row[4] is not None else None,
+            folder=row[6],
+        )
+        for row in rows
+    }
+
+
 class ParquetTables:
     """The tables of one or more ``tsq index --parquet`` folders put together (two machines'
     exports side by side in one folder), read where they lie: the same ``conn`` the trends
@@ -212,6 +234,19 @@ class ParquetTables:
             else:
                 cols = ", ".join(f"{name} {kind}" for name, kind in columns.items())
                 self.conn.execute(f"CREATE TABLE {table} ({cols})")
+        scorers = sorted(root.glob("**/scorers/*.parquet"))
+        if scorers:  # exported without the folders they were read from
+            listing = ", ".join(f"'{file}'" for file in scorers)
+            self.conn.execute(
+                "CREATE VIEW scorers AS SELECT *, NULL::VARCHAR AS folder"
+                f" FROM read_parquet([{listing}], union_by_name = true)"
+            )
+        else:
+            self.conn.execute(SCORERS_TABLE)
+
+    def scorers(self) -> dict[str, ScorerRecord]:
+        """The trained scorers the folders' ``scorers`` files name, by ``scorer_id``."""
+        return scorer_records(self.conn)
 
     def close(self) -> None:
         self.conn.close()

@@ -100,6 +100,7 @@ TABLES: dict[str, dict[str, str]] = {
         "n_requested": "INTEGER",
         "rater": "VARCHAR",
         "message_id": "VARCHAR",
+        "catalog_size": "INTEGER",
     },
     "step_inputs": INPUT_COLUMNS,
     "labels": {
@@ -249,6 +250,7 @@ def judgment_row(judgment: Judgment, source_file: str | None) -> dict[str, Any]:
         "n_requested": judgment.n_requested,
         "rater": judgment.rater,
         "message_id": judgment.message_id,
+        "catalog_size": judgment.catalog_size,
     }
 
 

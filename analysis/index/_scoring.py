@@ -17,7 +17,7 @@ from analysis.index._build import _locked, connect, insert_rows, stamp, with_sco
 from analysis.index._collection import Collection
 from analysis.index._read import IndexReader
 from analysis.index._rows import empty_rows, judgment_row
-from analysis.models import Judgment
+from analysis.models import Judgment, ScorerRecord
 from analysis.scorer import (
     ScorerCard,
     StepFeatures,
@@ -55,13 +55,38 @@ def _scored_before(collection: Collection, scorer_id: str) -> dict[tuple[object,
     return {tuple(row[:4]): row[4] for row in rows}
 
 
-def _write(index: Path, judged: Iterator[tuple[str, Judgment]]) -> None:
-    """The scorer's judgments into the index's judgments table, in one transaction under the
-    index's lock, by batches of rows."""
+def scorer_record(card: ScorerCard, folder: Path | None) -> ScorerRecord:
+    """What the index keeps of a scorer beside its judgments: its card's test agreement."""
+    spec = card.test.spec if card.test is not None else None
+    return ScorerRecord(
+        scorer_id=card.scorer_id,
+        name=card.name,
+        test_n=spec.n if spec else 0,
+        test_agreement=spec.agreement if spec else None,
+        test_agreement_ci=spec.agreement_ci if spec else None,
+        folder=str(folder.resolve()) if folder is not None else None,
+    )
+
+
+def _write(index: Path, record: ScorerRecord, judged: Iterator[tuple[str, Judgment]]) -> None:
+    """The scorer's record and its judgments into the index (its ``scorers`` and
+    ``judgments`` tables), in one transaction under the index's lock, by batches of rows."""
     with _locked(index) as lock:
         conn = connect(index)
         try:
             conn.execute("BEGIN TRANSACTION")
+            ci = record.test_agreement_ci or (None, None)
+            conn.execute(
+                "INSERT OR REPLACE INTO scorers VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    record.scorer_id,
+                    record.name,
+                    record.test_n,
+                    record.test_agreement,
+                    *ci,
+                    record.folder,
+                ],
+            )
             while batch := list(islice(judged, WRITE_BATCH)):
                 rows = empty_rows()
                 rows["judgments"] = [judgment_row(judgment, file) for file, judgment in batch]
@@ -83,24 +108,26 @@ def score_collection(
     *,
     subagents: bool = False,
     out: Callable[[Judgment], None] | None = None,
+    folder: Path | None = None,
 ) -> ScoreRun:
     """Score every step of ``collection`` a judge would grade with ``scorer``: the steps not
     scored by this ``scorer_id`` before are scored and written into the index. ``out`` is
     given the scorer's judgment of every step, in the collection's order (a step scored
-    before with the probability it was given then)."""
+    before with the probability it was given then). ``folder``: where the scorer was read,
+    kept in the index's ``scorers`` row beside its test agreement."""
     started = time.monotonic()
     steps = collection.step_features_by_file(subagents=subagents)
     before = _scored_before(collection, card.scorer_id)
     new = [(file, features) for file, features in steps if _key(features) not in before]
     probabilities = scorer_probabilities([features for _, features in new], scorer)
-    if new:
-        _write(
-            collection.index,
-            (
-                (file, scorer_judgment(features, probability, card))
-                for (file, features), probability in zip(new, probabilities, strict=True)
-            ),
-        )
+    _write(
+        collection.index,
+        scorer_record(card, folder),
+        (
+            (file, scorer_judgment(features, probability, card))
+            for (file, features), probability in zip(new, probabilities, strict=True)
+        ),
+    )
     if out is not None:
         given = {_key(f): p for (_, f), p in zip(new, probabilities, strict=True)}
         for _, features in steps:

@@ -16,7 +16,7 @@ point. Two groups compared are resampled together (a session in both brings its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import altair as alt
@@ -30,11 +30,11 @@ from analysis._intervals import (
     session_bootstrap,
     session_bootstrap_difference,
 )
-from analysis._scores import judge_name, majority_label, sessions_judges
+from analysis._scores import judge_name, majority_label, rater_in_words, sessions_judges
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 from analysis.judge import merge_judgments
-from analysis.models import STEP_KEYS, Judgment, step_item_id
+from analysis.models import STEP_KEYS, Judgment, ScorerRecord, step_item_id
 from analysis.study import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
@@ -329,15 +329,21 @@ def trends(steps: pl.DataFrame, by: Dimension, seed: int = 0) -> pl.DataFrame:
     return frame.sort(by, nulls_last=True) if frame.height else frame
 
 
-def judge_in_words(steps: pl.DataFrame) -> str:
+def judge_in_words(steps: pl.DataFrame, scorers: Mapping[str, ScorerRecord] | None = None) -> str:
     """Whose scores ``steps`` (:func:`step_scores`) count, said so that a trained scorer is
-    never taken for an LLM judge."""
+    never taken for an LLM judge: named by :func:`analysis.judge.rater_in_words`, with its
+    test agreement where ``scorers`` (the index's records) holds it."""
     judge = str(steps["judge"][0])
     raters = set(steps["rater"].drop_nulls())
+    known = scorers or {}
     if raters == {"scorer"}:
-        return f"{judge} (a trained step scorer: probabilities, not an LLM judge's votes)"
+        return rater_in_words(judge, {judge: known.get(judge)}) + "; scores are its probabilities"
     if "scorer" in raters:
-        return f"{judge} (LLM judges, and a trained step scorer where none judged a session)"
+        named = [rater_in_words(name, known) for name in judge.split(", ") if name in known]
+        return (
+            f"{judge} (LLM judges, and a trained step scorer where none judged a session)"
+            + "".join(f"; {words}" for words in named)
+        )
     return judge
 
 

@@ -55,6 +55,8 @@ from ._results import (
     majority_label as majority_label,
     merge_judgments as merge_judgments,
     of_judge as of_judge,
+    rater_in_words as rater_in_words,
+    scorers_among as scorers_among,
     several_judges as several_judges,
 )
 from ._rubric import (

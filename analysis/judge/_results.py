@@ -14,6 +14,8 @@ from analysis._scores import (
     judge_names as judge_names,
     majority_label as majority_label,
     of_judge as of_judge,
+    rater_in_words as rater_in_words,
+    scorers_among as scorers_among,
     several_judges as several_judges,
 )
 from analysis.models import Judgment, Vote

@@ -4,14 +4,14 @@ columns, the files read and the issues from the tables; the detail of the judged
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection as Ids, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection as Ids, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import polars as pl
 
 from analysis.index import Collection
-from analysis.models import Judgment, LoadResult, ParseIssue, Session
+from analysis.models import Judgment, LoadResult, ParseIssue, ScorerRecord, Session
 from analysis.views import OVERVIEW_BASE, session_labels, session_names_of, sessions_frame
 
 
@@ -28,6 +28,8 @@ class ReportData:
     issues: list[ParseIssue]
     sessions: Callable[[Ids[str]], list[Session]]
     steps: Callable[[Sequence[Judgment]], pl.DataFrame]
+    scorers: Mapping[str, ScorerRecord] = field(default_factory=dict)
+    """The trained scorers the index records (none for a load): their test agreement."""
 
     @cached_property
     def names(self) -> dict[str, str]:
@@ -76,4 +78,5 @@ class ReportData:
             issues=collection.issues(),
             sessions=collection.sessions_with_ids,
             steps=lambda judgments: collection.step_scores(judgments=judgments),
+            scorers=collection.scorers,
         )

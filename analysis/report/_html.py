@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import altair as alt
@@ -30,11 +30,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from analysis._format import cell, header, interval, no_interval, share
 from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
-from analysis._scores import of_judge, turn_scores
+from analysis._scores import of_judge, rater_in_words, scorers_among, turn_scores
 from analysis.export import without_home
 from analysis.findings import Finding, collect_findings, findings_for_condition
 from analysis.index import Collection
-from analysis.models import Condition, Judgment, LoadResult, ParseIssue, Session
+from analysis.models import Condition, Judgment, LoadResult, ParseIssue, ScorerRecord, Session
 from analysis.report._data import ReportData
 from analysis.report._templates import inlined, render
 from analysis.study import (
@@ -332,11 +332,15 @@ def _found_section(
     condition: Condition,
     steps_scored: pl.DataFrame | None,
     extra_facts: Sequence[tuple[str, str]] = (),
+    scorers: Mapping[str, ScorerRecord | None] | None = None,
 ) -> ReportSection:
     """The page a stakeholder reads: the headline figures with their intervals and the worst
     tools, then the few numbers that matter, each in one sentence, from the tables the other
     sections show (:func:`turn_scores` for turns and steps, :func:`session_overview` for
-    sessions, the trends' rule for tools and agreement)."""
+    sessions, the trends' rule for tools and agreement). ``scorers``: the trained step scorers
+    among the judges, each always called one."""
+    scorers = scorers or {}
+    voted = any(j.rater == "judge" and j.condition == condition for j in judgments)
     scores = turn_scores(judgments).filter(pl.col("condition") == condition)
     means = overview["mean_tsq"].drop_nulls()
     steps = int(scores["steps"].sum())
@@ -355,15 +359,27 @@ def _found_section(
             )
         )
     if scores.height:
+        who = "The judges" if voted else "A trained step scorer"
         facts.append(
             (
                 "judged",
-                f"The judges scored {_plural(steps, 'decision (step)', 'decisions (steps)')} in "
+                f"{who} scored {_plural(steps, 'decision (step)', 'decisions (steps)')} in "
                 f"{_plural(scores.height, 'turn')}."
                 if steps
-                else f"The judges scored {_plural(scores.height, 'turn')}, each as a whole.",
+                else f"{who} scored {_plural(scores.height, 'turn')}, each as a whole.",
             )
         )
+        if scorers:
+            named = "; ".join(rater_in_words(name, scorers) for name in scorers)
+            where = "" if not voted else " where no LLM judge judged a session"
+            facts.append(
+                (
+                    "scorer",
+                    f"Scores{where} are by {named}: its probability that each choice was "
+                    "correct, not votes.",
+                )
+            )
+    if scores.height and voted:
         split = (
             scores.group_by("session_id")
             .agg(pl.col("split_steps").sum())
@@ -380,7 +396,7 @@ def _found_section(
                 else f"No {unit} was ambiguous: the judges agreed on every one.",
             )
         )
-    else:
+    if not scores.height:
         facts.append(("judged", f"Nothing was judged under the {condition} condition yet."))
     facts.extend(_unseen_facts(findings))
     facts.extend(extra_facts)
@@ -471,6 +487,8 @@ def _summary_section(
 ) -> ReportSection:
     judged = [j for j in judgments if j.condition == condition]
     steps = sum(j.unit == "step" for j in judged)
+    scorers = scorers_among(judged, data.scorers)
+    models = sorted({j.model for j in judged if j.rater == "judge"})
     rows = [
         ("sessions", data.base.height),
         ("turns", int(data.base["turns"].sum())),
@@ -479,7 +497,8 @@ def _summary_section(
         ("parse issues", len(data.issues)),
         (f"judged turns ({condition})", len({(j.session_id, j.turn_index) for j in judged})),
         *([(f"judged steps ({condition})", steps)] if steps else []),
-        ("judge models", ", ".join(sorted({j.model for j in judged})) or None),
+        ("judge models", ", ".join(models) or None),
+        *[("trained step scorer", rater_in_words(name, scorers)) for name in scorers],
     ]
     frame = pl.DataFrame(
         {
@@ -489,7 +508,13 @@ def _summary_section(
     )
     return ReportSection(
         title="Summary",
-        intro=f"Scores are the judges' under the {condition!r} condition.",
+        intro=f"Scores are the judges' under the {condition!r} condition."
+        + (
+            " A trained step scorer's score is its probability that the choice was correct, "
+            "not a vote."
+            if scorers
+            else ""
+        ),
         table=frame,
     )
 
@@ -789,7 +814,14 @@ def report_sections(
     facts = [fact for section in trend_sections for fact in section.facts]
     sections: list[ReportSection | None] = [
         _found_section(
-            names, judgments, relevant, overview, condition, judged_steps, [*facts, *extra_facts]
+            names,
+            judgments,
+            relevant,
+            overview,
+            condition,
+            judged_steps,
+            [*facts, *extra_facts],
+            scorers_among(judgments, data.scorers),
         ),
         _summary_section(data, judgments, condition),
         _sessions_section(overview, condition, names),

@@ -3,7 +3,12 @@ judge's votes) that scores every step cheaply, measured against people on labels
 
 from ._charts import (
     card_in_words as card_in_words,
+    contributions_chart as contributions_chart,
     reliability_chart as reliability_chart,
+)
+from ._explain import (
+    StepExplanation as StepExplanation,
+    explain_step as explain_step,
 )
 from ._features import (
     ARGUMENT_CHARS as ARGUMENT_CHARS,

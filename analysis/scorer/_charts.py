@@ -1,4 +1,5 @@
-"""A trained scorer in words and in a chart: what its model card says of it against people."""
+"""A trained scorer in words and in charts: what its model card says of it against people, and
+what moved one step's probability."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import altair as alt
 import polars as pl
 
 from analysis._format import interval, number, share
+from analysis.scorer._explain import StepExplanation
 from analysis.scorer._metrics import ScorerMetrics
 from analysis.scorer._model import ScorerCard
 
@@ -67,3 +69,34 @@ def reliability_chart(metrics: ScorerMetrics) -> alt.LayerChart:
     )
     title = "The trained step scorer: reliability on the test part"
     return alt.LayerChart(layer=[diagonal, points], title=title)
+
+
+def contributions_chart(explanation: StepExplanation) -> alt.Chart:
+    """The features that moved one step's probability, a bar each: right, toward
+    ``correct``; left, toward ``incorrect``."""
+    rows = pl.DataFrame(
+        [c.model_dump() for c in explanation.contributions],
+        schema={"token": pl.String, "weight": pl.Float64},
+    ).with_columns(
+        pl.when(pl.col("weight") >= 0)
+        .then(pl.lit("toward correct"))
+        .otherwise(pl.lit("toward incorrect"))
+        .alias("direction")
+    )
+    chart: alt.Chart = (
+        alt.Chart(rows.to_pandas(), title="What moved this step's probability")
+        .mark_bar()
+        .encode(
+            x=alt.X("weight:Q", title="effect on the logit of a correct choice"),
+            y=alt.Y("token:N", sort=None, title="feature"),
+            color=alt.Color(
+                "direction:N",
+                scale=alt.Scale(
+                    domain=["toward correct", "toward incorrect"], range=["#2e7d32", "#c62828"]
+                ),
+                title=None,
+            ),
+            tooltip=["token", alt.Tooltip("weight:Q", format=".3f")],
+        )
+    )
+    return chart

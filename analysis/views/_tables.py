@@ -17,7 +17,17 @@ import polars as pl
 
 from analysis._scores import judgments_frame as judgments_frame, turn_scores as turn_scores
 from analysis.findings import Finding, findings_for_condition
-from analysis.models import CORRECT, INCORRECT, Condition, Judgment, Session, Step, Turn, verdict_of
+from analysis.models import (
+    CORRECT,
+    INCORRECT,
+    MAJORITY,
+    Condition,
+    Judgment,
+    Session,
+    Step,
+    Turn,
+    verdict_of,
+)
 from analysis.render import find_step, turn_steps
 from analysis.views._frames import sessions_frame, turns_frame
 
@@ -44,20 +54,32 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
     disagreed on a step: "2 of 3 judges"), unscored — and for a turn whose steps were each
     decided unanimously but not alike, ``mixed`` ("4 steps, worst 0.0 at step 2"). A turn of
     one judged step is labelled by its votes, one of several steps by its steps ("all 4 steps
-    judged correct").
+    judged correct"). A trained scorer's rows (``rater`` ``scorer``) are decided by their
+    probability's majority label ("scorer: probability 0.93"); a turn of several such steps is
+    ``mixed``, labelled by its steps.
     """
+    scorer = pl.col("rater") == "scorer"
     if "steps" not in scores.columns:  # step rows, or turn-level judgments
         scores = scores.with_columns(
             pl.lit(0, pl.Int64).alias("steps"),
-            pl.col("score").is_between(0, 1, closed="none").cast(pl.Int64).alias("split_steps"),
+            (pl.col("score").is_between(0, 1, closed="none") & ~scorer)
+            .cast(pl.Int64)
+            .alias("split_steps"),
             pl.lit(None, pl.Int64).alias("worst_step_index"),
             pl.lit(None, pl.String).alias("worst_step_parent_call_id"),
             pl.lit(None, pl.Float64).alias("worst_step_score"),
         )
     kind = pl.col("verdict_kind")
     verdict = pl.col("score").map_elements(verdict_of, return_dtype=pl.String, skip_nulls=False)
+    by_probability = (
+        pl.when(pl.col("score") >= MAJORITY).then(pl.lit(CORRECT)).otherwise(pl.lit(INCORRECT))
+    )
     return scores.with_columns(
-        pl.when((verdict == "split") & (pl.col("split_steps") == 0))
+        pl.when(scorer & pl.col("score").is_not_null() & (pl.col("steps") <= 1))
+        .then(by_probability)
+        .when(scorer & pl.col("score").is_not_null())
+        .then(pl.lit("mixed"))
+        .when((verdict == "split") & (pl.col("split_steps") == 0))
         .then(pl.lit("mixed"))  # each step decided alike, the steps not all the same
         .otherwise(verdict)
         .alias("verdict_kind"),
@@ -80,6 +102,8 @@ def with_verdict_kind(scores: pl.DataFrame) -> pl.DataFrame:
         )
         .when(pl.col("n_valid") > 0)
         .then(pl.format("{} of {} judges", pl.col("n_correct"), pl.col("n_valid")))
+        .when(scorer & pl.col("score").is_not_null())
+        .then(pl.format("scorer: probability {}", pl.col("score").round(2)))
         .otherwise(pl.lit("no valid vote"))
         .alias("votes_label"),
     )
