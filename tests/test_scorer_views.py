@@ -151,3 +151,18 @@ def test_the_pages_explanation_gives_every_step_the_probability_tsq_score_wrote(
         assert explained is not None
         assert explained.probability == pytest.approx(row.score, abs=1e-12)
         assert explained.contributions  # the tokens that moved it
+
+
+def test_the_explanation_adds_up_to_the_steps_logit(scored: tuple[Path, list[Judgment]]) -> None:
+    from analysis.scorer import FEATURE_SET_VERSION, explain_step, load_scorer
+
+    folder, rows = scored
+    scorer, _ = load_scorer(SCORER, FEATURE_SET_VERSION)
+    session = analysis.load([folder]).sessions[0]
+    row = next(r for r in rows if r.session_id == session.session_id)
+    assert row.step_index is not None
+    explained = explain_step(scorer, session, row.turn_index, row.step_index, top=3)
+    assert explained is not None
+    assert len(explained.contributions) == 3
+    total = explained.intercept + sum(c.weight for c in explained.contributions)
+    assert total + explained.others == pytest.approx(explained.logit)

@@ -391,8 +391,9 @@ def scorer_explanation_panel(
     if explanation is None:
         return
     st.caption(
-        f"Probability {explanation.probability:.3f} of a correct choice; the features below "
-        f"moved its logit most from {explanation.intercept:+.2f} (a step with no feature). "
-        "Right: toward correct; left: toward incorrect."
+        f"Probability {explanation.probability:.3f} of a correct choice, calibrated from the "
+        f"model's logit {explanation.logit:+.2f}: {explanation.intercept:+.2f} for a step with "
+        "no feature, plus the features below (those that moved it most, then all the others "
+        "together). Right: toward correct; left: toward incorrect."
     )
     st.altair_chart(contributions_chart(explanation))

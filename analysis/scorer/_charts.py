@@ -72,12 +72,18 @@ def reliability_chart(metrics: ScorerMetrics) -> alt.LayerChart:
 
 
 def contributions_chart(explanation: StepExplanation) -> alt.Chart:
-    """The features that moved one step's probability, a bar each: right, toward
-    ``correct``; left, toward ``incorrect``."""
-    rows = pl.DataFrame(
-        [c.model_dump() for c in explanation.contributions],
-        schema={"token": pl.String, "weight": pl.Float64},
-    ).with_columns(
+    """The features that moved one step's probability, a bar each, and the summed effect of
+    all its other features, so that the bars add up (with the intercept) to its logit:
+    right, toward ``correct``; left, toward ``incorrect``."""
+    bars = [c.model_dump() for c in explanation.contributions]
+    if explanation.others_count:
+        bars.append(
+            {
+                "token": f"all {explanation.others_count} other features",
+                "weight": explanation.others,
+            }
+        )
+    rows = pl.DataFrame(bars, schema={"token": pl.String, "weight": pl.Float64}).with_columns(
         pl.when(pl.col("weight") >= 0)
         .then(pl.lit("toward correct"))
         .otherwise(pl.lit("toward incorrect"))
@@ -88,7 +94,7 @@ def contributions_chart(explanation: StepExplanation) -> alt.Chart:
         .mark_bar()
         .encode(
             x=alt.X("weight:Q", title="effect on the logit of a correct choice"),
-            y=alt.Y("token:N", sort=None, title="feature"),
+            y=alt.Y("token:N", sort=None, title="feature", axis=alt.Axis(labelLimit=320)),
             color=alt.Color(
                 "direction:N",
                 scale=alt.Scale(

@@ -14,10 +14,17 @@ class StepExplanation(BaseModel):
     """A step's probability of a correct choice and the features that moved it most."""
 
     probability: float
+    logit: float
+    """The model's logit before calibration: ``intercept`` plus every feature's effect
+    (``contributions`` and ``others``); calibration maps it to ``probability``."""
     intercept: float
     """The logit of a step with no feature: contributions add up from there."""
     contributions: list[Contribution]
-    """Largest first by size; positive toward ``correct``."""
+    """The features that moved the logit most, largest first by size; positive toward
+    ``correct``."""
+    others: float
+    """The summed effect of every other feature of the step."""
+    others_count: int
 
 
 def explain_step(
@@ -42,8 +49,12 @@ def explain_step(
     if features is None:
         return None
     tokens = feature_tokens(features)
+    every = scorer.contributions(tokens, top=len(set(tokens)))
     return StepExplanation(
         probability=float(scorer.probabilities([tokens])[0]),
+        logit=float(scorer.logits([tokens])[0]),
         intercept=scorer.intercept,
-        contributions=scorer.contributions(tokens, top),
+        contributions=every[:top],
+        others=sum(c.weight for c in every[top:]),
+        others_count=len(every[top:]),
     )
