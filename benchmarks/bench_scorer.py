@@ -10,7 +10,9 @@ Bash, which Claude Code's own Grep, Glob and Read tools do better, is incorrect)
 
 - ``tsq scorer train`` trains on them (the dev part; goal ≤ 60 s for 5,000 labelled steps);
 - ``tsq score`` scores every main-agent step of the collection (goal at 10,000 sessions:
-  ≤ 60 s and ≤ 1.5 GB), then again with every step scored before (all skipped).
+  ≤ 60 s and ≤ 1.5 GB), then again with every step scored before (all skipped);
+- ``tsq ingest`` reads the collection through the index before and after scoring: the
+  scorer's judgments in the index must not make opening a collection slower (the ratio).
 
 Prints each figure and how scoring grows with the number of sessions (seconds per 1,000
 sessions, and the ratio to the smallest size).
@@ -104,8 +106,10 @@ def measure(folder: Path, work: Path, labelled: int) -> dict[str, Any]:
         "--out",
         str(scorer),
     )
+    opened = timed("ingest", str(folder), "--index", str(index))
     first = timed("score", str(folder), "--scorer", str(scorer), "--index", str(index))
     again = timed("score", str(folder), "--scorer", str(scorer), "--index", str(index))
+    reopened = timed("ingest", str(folder), "--index", str(index))
     return {
         "index": (built, built_gb),
         "labels": counts,
@@ -114,6 +118,7 @@ def measure(folder: Path, work: Path, labelled: int) -> dict[str, Any]:
         "score": first[:2],
         "scored": first[2].strip(),
         "again": again[:2],
+        "open": (opened[:2], reopened[:2]),
     }
 
 
@@ -146,6 +151,11 @@ def main() -> None:
         print(f"  score: {figures['score'][0]:.1f} s, {figures['score'][1]:.2f} GB")
         print(f"    {figures['scored']}")
         print(f"  score again (all scored before): {figures['again'][0]:.1f} s")
+        (before, before_gb), (after, after_gb) = figures["open"]
+        print(
+            f"  tsq ingest through the index: {before:.1f} s, {before_gb:.2f} GB before scoring; "
+            f"{after:.1f} s, {after_gb:.2f} GB after ({after / before:.2f} times)"
+        )
     smallest = min(results)
     print("\nhow scoring grows")
     for size, figures in results.items():

@@ -116,7 +116,12 @@ class Collection:
                 for issue in by_session.get((file, session), [])
             ]
             self._input_findings = self._findings_rows(reader, scope)
-            judged_in = {f for (f,) in reader.in_scope("SELECT source_file FROM judgments", scope)}
+            judged_in = {  # the files of judgments; tsq score's are under the transcripts'
+                f
+                for (f,) in reader.in_scope(
+                    "SELECT DISTINCT source_file FROM judgments", scope, " AND rater = 'judge'"
+                )
+            }
             self._groups = self._file_groups(reader, scope)
         judgment_files = sorted(
             judged_in | {path for path, kind in kinds if kind == "judgments"},
