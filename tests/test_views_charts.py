@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
+from fractions import Fraction
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -678,3 +680,20 @@ def test_drawn_charts_have_no_colliding_tick_labels_and_whole_counts(claude_code
     ticks = re.findall(r">([^<>]+)</text>", count_axis)
     assert ticks
     assert all(tick.replace(",", "").isdigit() for tick in ticks), ticks
+
+
+def test_the_score_distribution_counts_any_number_of_sessions_in_ten_bins():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    scores = rng.uniform(0, 1, 12_000).round(3)
+    scores[:7] = 1.0  # a perfect session falls in the last bin
+    overview = pl.DataFrame(
+        {"session_id": [str(i) for i in range(12_003)], "mean_tsq": [*scores, None, None, None]}
+    )
+    spec = json.loads(score_distribution_chart(overview).to_json(validate=True))  # no row limit
+    rows = next(iter(spec["datasets"].values()))
+    # [0, 0.1), …, [0.9, 1], each score read as the decimal it is (0.3 in [0.3, 0.4))
+    tenths = Counter(min(int(Fraction(str(score)) * 10), 9) for score in scores)
+    assert [row["sessions"] for row in rows] == [tenths[b] for b in range(10)]
+    assert sum(row["sessions"] for row in rows) == 12_000

@@ -99,10 +99,11 @@ def collect_findings(
     turn's and each judged step's, most serious first within each. ``live``: the live dump
     the judge's menus were merged with, if any. Where a session was judged by several judges,
     its own judge's judgments count (:func:`analysis.judge.of_judge`): findings never mix two
-    judges."""
+    judges. A trained scorer's judgments are left out: findings explain an LLM judge's votes
+    and what it saw, and a scorer casts no vote and reads no prompt."""
     from analysis._scores import of_judge
 
-    judgments = of_judge(judgments)
+    judgments = of_judge([j for j in judgments if j.rater == "judge"])
     options = options or RenderOptions()
     by_turn: dict[tuple[str, int], list[Judgment]] = {}
     by_session: dict[str, list[Judgment]] = {}

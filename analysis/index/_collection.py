@@ -213,9 +213,10 @@ class Collection:
 
     def findings_with(self, judgments: Sequence[Judgment]) -> pl.DataFrame:
         """Every finding, as ``analysis.collect_findings(sessions, judgments)`` gives them and
-        in its order: a session with judgments is examined again from its files with them; the
-        others' findings are the index's."""
-        judged = {j.session_id for j in judgments}
+        in its order: a session with an LLM judge's judgments is examined again from its files
+        with them; the others' findings are the index's (a trained scorer's judgments make no
+        finding)."""
+        judged = {j.session_id for j in judgments if j.rater == "judge"}
         rows = self._rows.filter(pl.col("session_id").is_in(list(judged)))
         files = list(dict.fromkeys(rows["source_file"]))
         relinted: list[Finding] = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import altair as alt
@@ -56,6 +56,7 @@ from analysis.views import (
     findings_chart,
     findings_frame,
     findings_summary,
+    lowest_steps,
     overview_of,
     score_distribution_chart,
     turn_scores_chart,
@@ -563,12 +564,34 @@ def _ablation_section(judgments: Sequence[Judgment], names: dict[str, str]) -> R
     )
 
 
+SessionReader = Callable[[Iterable[str]], list[Session]]
+"""Sessions by id, read from their files once each, in load order."""
+
+
+def _session_reader(data: ReportData) -> SessionReader:
+    """Each section reads the sessions it shows, no more: a collection of 10,000 judged
+    sessions is not read whole for a table of the few hundred rows it shows."""
+    kept: dict[str, Session] = {}
+    order = {session: n for n, session in enumerate(data.base["session_id"])}
+
+    def read(ids: Iterable[str]) -> list[Session]:
+        wanted = set(ids)
+        missing = wanted - kept.keys()
+        if missing:
+            kept.update((s.session_id, s) for s in data.sessions(missing))
+        found = [kept[i] for i in wanted if i in kept]
+        return sorted(found, key=lambda s: order.get(s.session_id, len(order)))
+
+    return read
+
+
 def _ablation_steps_section(
-    sessions: Sequence[Session], judgments: Sequence[Judgment], names: dict[str, str]
+    read: SessionReader, judgments: Sequence[Judgment], names: dict[str, str]
 ) -> ReportSection | None:
     steps = [j for j in judgments if j.unit == "step"]
     if len({j.condition for j in steps}) < 2:
         return None
+    sessions = read({j.session_id for j in steps})
     return ReportSection(
         title="What the judge saw, step by step",
         intro=(
@@ -651,7 +674,7 @@ def _ambiguous_sections(
 
 
 def _worst_steps_section(
-    sessions: Sequence[Session],
+    read: SessionReader,
     judgments: Sequence[Judgment],
     condition: Condition,
     names: dict[str, str],
@@ -659,13 +682,26 @@ def _worst_steps_section(
     steps = [j for j in judgments if j.condition == condition and j.unit == "step"]
     if not steps:
         return None
-    worst = worst_steps(sessions, steps, condition, WORST_STEPS_PER_SESSION)
+    lowest = lowest_steps(steps, condition, WORST_STEPS_PER_SESSION)
+    shown = set(lowest.head(MAX_TABLE_ROWS)["session_id"])  # the rows the table shows
+    worst = worst_steps(
+        read(shown),
+        [j for j in steps if j.session_id in shown],
+        condition,
+        WORST_STEPS_PER_SESSION,
+    )
+    more = (
+        f" {lowest.height:,} such steps in all; the table lists those of the first "
+        f"{len(shown):,} sessions."
+        if lowest.height > worst.height
+        else ""
+    )
     return ReportSection(
         title="Worst steps per session",
         intro=(
             f"The {WORST_STEPS_PER_SESSION} lowest-scoring steps of each session (those below "
             "1), lowest first, with the calls the judges read and one argument against the "
-            "choice."
+            "choice." + more
             if worst.height
             else "Every judged step scored 1 (or was unscored)."
         ),
@@ -807,7 +843,8 @@ def report_sections(
     relevant = findings_for_condition(findings, condition)
     overview = overview_of(data.base, data.labels, judgments, findings_frame(relevant), condition)
     names = data.names
-    judged = data.sessions({j.session_id for j in judgments})
+    read = _session_reader(data)
+    split = {j.session_id for j in judgments if j.verdict == "split"}
     steps = data.steps(judgments) if condition == "full" else None
     judged_steps = steps if steps is not None and steps["judged"].any() else None
     trend_sections = _trends_sections(judged_steps)
@@ -827,9 +864,9 @@ def report_sections(
         _sessions_section(overview, condition, names),
         *trend_sections,
         _ablation_section(judgments, names),
-        _ablation_steps_section(judged, judgments, names),
-        *_ambiguous_sections(judged, judgments, relevant, condition, names),
-        _worst_steps_section(judged, judgments, condition, names),
+        _ablation_steps_section(read, judgments, names),
+        *_ambiguous_sections(read(split), judgments, relevant, condition, names),
+        _worst_steps_section(read, judgments, condition, names),
         _findings_section(relevant, names),
         _issues_section(data.issues, show_paths),
     ]

@@ -31,6 +31,7 @@ from ._review import (
     explain_turns as explain_turns,
     findings_summary as findings_summary,
     labelling_queue as labelling_queue,
+    lowest_steps as lowest_steps,
     next_to_label as next_to_label,
     review_queue as review_queue,
     turns_overview as turns_overview,

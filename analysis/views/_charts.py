@@ -22,16 +22,41 @@ def _verdict_scale() -> alt.Scale:
     return alt.Scale(domain=list(VERDICT_COLORS), range=list(VERDICT_COLORS.values()))
 
 
+SCORE_BINS = 10
+"""The histogram of sessions' mean TSQ has bins of a tenth: [0, 0.1), …, [0.9, 1]."""
+
+
 def score_distribution_chart(overview: pl.DataFrame) -> alt.Chart:
-    """Histogram of sessions' mean TSQ."""
-    data = overview.select("session_id", "mean_tsq").drop_nulls().to_pandas()
+    """Histogram of sessions' mean TSQ, counted here (ten bins, the last one closed), so that
+    the chart carries ten rows however many sessions there are."""
+    counts = (
+        overview.select(
+            (pl.col("mean_tsq").drop_nulls() * SCORE_BINS + 1e-9)  # 0.3 * 10 is 2.999…
+            .floor()
+            .clip(0, SCORE_BINS - 1)
+            .cast(pl.Int64)
+            .alias("bin")
+        )
+        .group_by("bin")
+        .len("sessions")
+    )
+    data = (
+        pl.DataFrame({"bin": range(SCORE_BINS)}, schema={"bin": pl.Int64})
+        .join(counts, on="bin", how="left")
+        .select(
+            (pl.col("bin") / SCORE_BINS).alias("low"),
+            ((pl.col("bin") + 1) / SCORE_BINS).alias("high"),
+            pl.col("sessions").fill_null(0),
+        )
+    )
     chart: alt.Chart = (
-        alt.Chart(data, title="Mean TSQ per session")
+        alt.Chart(data.to_pandas(), title="Mean TSQ per session")
         .mark_bar()
         .encode(
-            x=alt.X("mean_tsq:Q", bin=alt.Bin(extent=[0, 1], step=0.1), title="mean TSQ"),
-            y=alt.Y("count():Q", title="sessions", axis=alt.Axis(tickMinStep=1, format="d")),
-            tooltip=[alt.Tooltip("count():Q", title="sessions")],
+            x=alt.X("low:Q", bin="binned", title="mean TSQ", scale=alt.Scale(domain=[0, 1])),
+            x2="high:Q",
+            y=alt.Y("sessions:Q", title="sessions", axis=alt.Axis(tickMinStep=1, format="d")),
+            tooltip=["low:Q", "high:Q", "sessions:Q"],
         )
     )
     return chart

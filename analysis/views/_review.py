@@ -279,6 +279,22 @@ def ambiguous_steps(
     )
 
 
+def lowest_steps(
+    judgments: Sequence[Judgment], condition: Condition = "full", per_session: int = 3
+) -> pl.DataFrame:
+    """The ``per_session`` lowest-scoring steps of each session (those below 1), from the
+    judgments alone, in the order :func:`worst_steps` lists them: what says which sessions
+    a table of the worst steps needs read."""
+    steps = [j for j in judgments if j.condition == condition and j.step_index is not None]
+    return (
+        _step_rows(steps)
+        .filter(pl.col("score") < 1)
+        .sort("session_id", "score", "turn_index", "step_index")
+        .group_by("session_id", maintain_order=True)
+        .head(per_session)
+    )
+
+
 def worst_steps(
     sessions: Sequence[Session],
     judgments: Sequence[Judgment],
@@ -291,13 +307,7 @@ def worst_steps(
     Lowest score first, then in session order; unscored steps are not ranked.
     """
     steps = [j for j in judgments if j.condition == condition and j.step_index is not None]
-    lowest = (
-        _step_rows(steps)
-        .filter(pl.col("score") < 1)
-        .sort("session_id", "score", "turn_index", "step_index")
-        .group_by("session_id", maintain_order=True)
-        .head(per_session)
-    )
+    lowest = lowest_steps(steps, condition, per_session)
     return (
         _with_details(sessions, lowest, steps)
         .select(
