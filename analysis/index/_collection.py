@@ -298,10 +298,14 @@ class Collection:
         )
         tail = " AND rater = 'scorer'"
         wanted = None if session_ids is None else sorted(set(session_ids))
-        if wanted is not None:
+        scope = self._scope
+        if wanted is not None:  # their files only: a page asks for one session at a time
             tail += " AND session_id IN (SELECT unnest(?))"
+            scope = list(
+                dict.fromkeys(self._rows.filter(pl.col("session_id").is_in(wanted))["source_file"])
+            )
         with IndexReader(self.index) as reader, reader.guarded():
-            with_scope(reader.conn, self._scope)
+            with_scope(reader.conn, scope)
             where = " WHERE source_file IN (SELECT path FROM scope)"
             order = " ORDER BY session_id, turn_index, step_index, parent_call_id NULLS FIRST"
             rows = reader.conn.execute(
