@@ -94,7 +94,7 @@ def contributions_chart(explanation: StepExplanation) -> alt.Chart:
         .mark_bar()
         .encode(
             x=alt.X("weight:Q", title="effect on the logit of a correct choice"),
-            y=alt.Y("token:N", sort=None, title="feature", axis=alt.Axis(labelLimit=320)),
+            y=alt.Y("token:N", sort=None, title=None, axis=alt.Axis(labelLimit=320)),
             color=alt.Color(
                 "direction:N",
                 scale=alt.Scale(
