@@ -39,6 +39,12 @@ def alignment_sample(store: str, labels_version: int) -> analysis.align.AlignRep
     return analysis.align.sample_loop(decision_store(store))
 
 
+@st.cache_data(show_spinner="Measuring the trained scorer…")
+def scorer_sample(store: str, labels_version: int) -> analysis.align.RaterScore:
+    """The bundled scorer beside the specs on test, measured again whenever a label is saved."""
+    return analysis.scorer.sample_scorer_versus(decision_store(store))
+
+
 page_frame("agreement")
 st.title("Agreement")
 view = council_source(study_source())  # the Judge page's council run, when chosen
@@ -217,6 +223,19 @@ st.caption(
     "below): it scores every step with no key. Train your own with tsq scorer train."
 )
 st.markdown(inert(analysis.scorer.card_in_words(card)))
+beside = scorer_sample(str(label_store.path), label_store.step_labels_version())
+st.caption(
+    f"Beside the specs on the test split, as tsq align --scorer sample_data/scorer measures it "
+    f"(no worse: at most {analysis.align.NO_WORSE_MARGIN:.0%} less agreement, by the paired "
+    "interval)."
+    + (
+        f" {beside.left_out} test steps of sessions it was trained on are left out."
+        if beside.left_out
+        else ""
+    )
+)
+for verdict in beside.versus:
+    st.markdown(f"- **{verdict.verdict}**: {inert(verdict.in_words())}")
 if card.test is not None and card.test.reliability:
     reliability = analysis.scorer.reliability_chart(card.test)
     st.altair_chart(reliability)

@@ -422,6 +422,27 @@ def test_the_agreement_page_shows_the_bundled_scorer_against_people() -> None:
     at = open_page("pages/agreement.py")
     assert not at.exception
     assert "A trained step scorer" in [s.value for s in at.subheader]
-    (said,) = [plain(m.value) for m in at.markdown if card.scorer_id in plain(m.value)]
+    (said,) = [plain(m.value) for m in at.markdown if "never saw" in plain(m.value)]
+    assert said.startswith(card.scorer_id)
     assert f"On {card.test.spec.n} test steps it never saw" in said
     assert f"agreement with people {card.test.spec.agreement:.1%}" in said
+
+    # beside the specs, as tsq align --scorer says it on the same data
+    from analysis.align import RaterVerdict
+
+    sample = sample_data_dir() / "alignment"
+    done = tsq(
+        "align", str(sample / "transcripts"), str(sample / "judgments"),
+        "--labels", str(sample / "labels.csv"),
+        "--judge", str(sample / "specs" / "default.judge.toml"),
+        "--judge", str(sample / "specs" / "team-rules.judge.toml"),
+        "--scorer", str(sample_data_dir() / "scorer"), "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (measured,) = json.loads(done.stdout)["scorers"]
+    verdicts = [RaterVerdict.model_validate(v) for v in measured["versus"]]
+    assert len(verdicts) == 2  # the chosen spec and the first, on test
+    page = [plain(m.value) for m in at.markdown if plain(m.value).startswith("- ")]
+    assert [f"- **{v.verdict}**: {v.in_words()}" for v in verdicts] == [
+        line for line in page if card.scorer_id in line
+    ]

@@ -33,9 +33,7 @@ if TYPE_CHECKING:
     from analysis.align import (
         AlignReport,
         Comparison,
-        Judging,
         LabelSet,
-        RaterScore,
         SpecScore,
         SplitChoice,
     )
@@ -414,7 +412,11 @@ def run(
         click.echo(f"{labels}: no labelled step of the sessions given was judged.", err=True)
         sys.exit(EXIT_UNUSABLE)
     if options.scorers:
-        report.scorers = measure_scorers(result, label_set, report, judging, options.scorers)
+        from analysis.scorer import measure_beside_specs
+
+        report.scorers = measure_beside_specs(
+            report, result.sessions, label_set, judging.known, options.scorers
+        )
     written = [write_spec(spec, specs[0], options.out_dir) for spec in made]
     if options.as_json:
         print_json(report)
@@ -422,26 +424,6 @@ def run(
     print_report(report)
     for path in written:
         click.echo(f"wrote {path} (its diff against {specs[0].name}: {path.with_suffix('')}.diff)")
-
-
-def measure_scorers(
-    result: LoadResult,
-    label_set: LabelSet,
-    report: AlignReport,
-    judging: Judging,
-    scorers: list[tuple[TrainedScorer, ScorerCard]],
-) -> list[RaterScore]:
-    """Each scorer on the test part, and against each spec measured there."""
-    from analysis.align import session_of
-    from analysis.scorer import align_scorer, step_features
-
-    wanted = {session_of(item) for item in label_set.items("test")}
-    features = [f for s in result.sessions if s.session_id in wanted for f in step_features(s)]
-    judges = [score.judge_id for score in report.specs if score.split == "test"]
-    return [
-        align_scorer(scorer, card, features, label_set, judging.known, judges)
-        for scorer, card in scorers
-    ]
 
 
 def _adopted(labels: str) -> str | None:

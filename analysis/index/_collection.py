@@ -39,6 +39,8 @@ RECENT_SESSIONS = 16
 GROUP_BATCH = 200
 """Files read at once when sessions are read again from their files (memory stays bounded)."""
 FEATURE_BATCH = 20_000
+SCORING_FILES = 1_000
+"""Transcripts whose steps ``tsq score`` reads and scores at once (their features in memory)."""
 """Steps' features fetched from the index at once."""
 _LABELS_SCHEMA: dict[str, Any] = {
     "session_id": pl.String,
@@ -248,11 +250,6 @@ class Collection:
     # what the pages and commands ask
 
     @property
-    def scope(self) -> list[str]:
-        """The resolved paths of the collection's files, in the order they were found."""
-        return list(self._scope)
-
-    @property
     def session_ids(self) -> list[str]:
         return list(self._rows["session_id"])
 
@@ -394,11 +391,24 @@ class Collection:
         """:meth:`step_features_by_file` without the files."""
         return [features for _, features in self.step_features_by_file(subagents=subagents)]
 
-    def step_features_by_file(self, *, subagents: bool = False) -> list[tuple[str, StepFeatures]]:
+    def step_feature_batches(
+        self, *, subagents: bool = False, files_per_batch: int = SCORING_FILES
+    ) -> Iterator[list[tuple[str, StepFeatures]]]:
+        """:meth:`step_features_by_file` a batch of ``files_per_batch`` transcripts at a time,
+        in the collection's order: what scoring a collection of any size holds in memory."""
+        files = list(dict.fromkeys(self._rows["source_file"]))
+        for start in range(0, len(files), files_per_batch):
+            yield self.step_features_by_file(
+                subagents=subagents, files=files[start : start + files_per_batch]
+            )
+
+    def step_features_by_file(
+        self, *, subagents: bool = False, files: Sequence[str] | None = None
+    ) -> list[tuple[str, StepFeatures]]:
         """What the step scorer reads of every step of the collection (the subagents' steps
-        too with ``subagents``), each with the file it was read from, from the index, no
-        transcript read: for each session, in the collection's order, what
-        ``analysis.scorer.step_features`` gives it.
+        too with ``subagents``; of ``files`` only, when given), each with the file it was read
+        from, from the index, no transcript read: for each session, in the collection's order,
+        what ``analysis.scorer.step_features`` gives it.
 
         The index holds only what ``StepFeatures.model_dump_json`` wrote (its layout is
         versioned), so the models are made without being validated again; what a step has
@@ -415,7 +425,7 @@ class Collection:
         found: list[tuple[int, int, str, StepFeatures]] = []
         before: dict[str, Any] = {}
         with IndexReader(self.index) as reader, reader.guarded(), _collector_paused():
-            with_scope(reader.conn, self._scope)
+            with_scope(reader.conn, self._scope if files is None else list(files))
             reader.conn.execute(query)
             while batch := reader.conn.fetchmany(FEATURE_BATCH):
                 for source_file, session_id, position, text in batch:

@@ -47,10 +47,12 @@ class ScoreRun(BaseModel):
     seconds: float
 
 
-def _scored_before(collection: Collection, scorer_id: str) -> dict[tuple[object, ...], float]:
-    """The steps this scorer scored before, with their probability."""
-    with IndexReader(collection.index) as reader, reader.guarded():
-        with_scope(reader.conn, collection.scope)
+def _scored_before(
+    index: Path, files: list[str], scorer_id: str
+) -> dict[tuple[object, ...], float]:
+    """The steps of ``files`` this scorer scored before, with their probability."""
+    with IndexReader(index) as reader, reader.guarded():
+        with_scope(reader.conn, files)
         rows = reader.conn.execute(SCORED_QUERY, [scorer_id]).fetchall()
     return {tuple(row[:4]): row[4] for row in rows}
 
@@ -110,33 +112,41 @@ def score_collection(
     out: Callable[[Judgment], None] | None = None,
     folder: Path | None = None,
 ) -> ScoreRun:
-    """Score every step of ``collection`` a judge would grade with ``scorer``: the steps not
-    scored by this ``scorer_id`` before are scored and written into the index. ``out`` is
+    """Score every step of ``collection`` a judge would grade with ``scorer``, a batch of
+    transcripts at a time (:meth:`Collection.step_feature_batches`: memory stays that of a
+    batch whatever the collection's size): the steps not scored by this ``scorer_id`` before
+    are scored and written into the index, a transaction a batch (a run stopped half-way
+    leaves whole batches scored, and the next run skips them). ``out`` is
     given the scorer's judgment of every step, in the collection's order (a step scored
     before with the probability it was given then). ``folder``: where the scorer was read,
     kept in the index's ``scorers`` row beside its test agreement."""
     started = time.monotonic()
-    steps = collection.step_features_by_file(subagents=subagents)
-    before = _scored_before(collection, card.scorer_id)
-    new = [(file, features) for file, features in steps if _key(features) not in before]
-    probabilities = scorer_probabilities([features for _, features in new], scorer)
-    _write(
-        collection.index,
-        scorer_record(card, folder),
-        (
-            (file, scorer_judgment(features, probability, card))
-            for (file, features), probability in zip(new, probabilities, strict=True)
-        ),
-    )
-    if out is not None:
-        given = {_key(f): p for (_, f), p in zip(new, probabilities, strict=True)}
-        for _, features in steps:
-            key = _key(features)
-            out(scorer_judgment(features, given[key] if key in given else before[key], card))
+    record = scorer_record(card, folder)
+    total = scored = 0
+    for steps in collection.step_feature_batches(subagents=subagents):
+        files = list(dict.fromkeys(file for file, _ in steps))
+        before = _scored_before(collection.index, files, card.scorer_id)
+        new = [(file, features) for file, features in steps if _key(features) not in before]
+        probabilities = scorer_probabilities([features for _, features in new], scorer)
+        _write(
+            collection.index,
+            record,
+            (
+                (file, scorer_judgment(features, probability, card))
+                for (file, features), probability in zip(new, probabilities, strict=True)
+            ),
+        )
+        if out is not None:
+            given = {_key(f): p for (_, f), p in zip(new, probabilities, strict=True)}
+            for _, features in steps:
+                key = _key(features)
+                out(scorer_judgment(features, given[key] if key in given else before[key], card))
+        total += len(steps)
+        scored += len(new)
     return ScoreRun(
         scorer_id=card.scorer_id,
-        steps=len(steps),
-        scored=len(new),
-        already=len(steps) - len(new),
+        steps=total,
+        scored=scored,
+        already=total - scored,
         seconds=time.monotonic() - started,
     )

@@ -50,4 +50,8 @@ from ._train import (
     scorer_probabilities as scorer_probabilities,
     train_scorer as train_scorer,
 )
-from ._versus import align_scorer as align_scorer
+from ._versus import (
+    align_scorer as align_scorer,
+    measure_beside_specs as measure_beside_specs,
+    sample_scorer_versus as sample_scorer_versus,
+)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from analysis._scores import judge_name
 from analysis.align import (
     NO_WORSE_MARGIN,
+    AlignReport,
     LabelSet,
     RaterScore,
     compare,
@@ -15,10 +16,11 @@ from analysis.align import (
     score_spec,
     session_of,
 )
-from analysis.models import Judgment, majority_label
-from analysis.scorer._features import StepFeatures
+from analysis.models import Judgment, Session, majority_label
+from analysis.scorer._features import StepFeatures, step_features
 from analysis.scorer._model import ScorerCard, TrainedScorer
 from analysis.scorer._train import item_of, scorer_probabilities
+from analysis.study import LabelStore
 
 
 def align_scorer(
@@ -73,3 +75,41 @@ def align_scorer(
         versus=versus,
         left_out=len(items) - len(measured),
     )
+
+
+def measure_beside_specs(
+    report: AlignReport,
+    sessions: Sequence[Session],
+    label_set: LabelSet,
+    judgments: Sequence[Judgment],
+    scorers: Sequence[tuple[TrainedScorer, ScorerCard]],
+) -> list[RaterScore]:
+    """Each scorer on the test part, and against each spec ``report`` measured there (``tsq
+    align --scorer`` and the Agreement page alike)."""
+    wanted = {session_of(item) for item in label_set.items("test")}
+    features = [f for s in sessions if s.session_id in wanted for f in step_features(s)]
+    judges = [score.judge_id for score in report.specs if score.split == "test"]
+    return [
+        align_scorer(scorer, card, features, label_set, judgments, judges)
+        for scorer, card in scorers
+    ]
+
+
+def sample_scorer_versus(store: LabelStore) -> RaterScore:
+    """The bundled scorer (``sample_data/scorer``) beside the bundled alignment sample's specs
+    (:func:`analysis.align.sample_loop`), on the test part of ``store``'s labels: what the
+    Agreement page shows with no key, as ``tsq align --scorer sample_data/scorer`` does."""
+    from analysis._samples import sample_data_dir
+    from analysis.align import label_set as label_set_of, sample_loop
+    from analysis.ingest import load
+    from analysis.scorer._features import FEATURE_SET_VERSION
+    from analysis.scorer._model import load_scorer
+
+    folder = sample_data_dir() / "alignment"
+    result = load([folder / "transcripts", folder / "judgments"])
+    scorer = load_scorer(sample_data_dir() / "scorer", FEATURE_SET_VERSION)
+    labels = label_set_of(store)
+    (measured,) = measure_beside_specs(
+        sample_loop(store), result.sessions, labels, result.judgments, [scorer]
+    )
+    return measured
