@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 import polars as pl
 
 from analysis._format import interval, share
+from analysis._intervals import TOO_FEW_SESSIONS
 from analysis.models import CORRECT, Judgment, ScorerRecord, majority_label as majority_label
 
 JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
@@ -184,8 +185,12 @@ def rater_in_words(judge: str, scorers: Mapping[str, ScorerRecord | None]) -> st
             f"{judge} (a trained step scorer, not an LLM judge; its agreement with people is "
             "on its model card)"
         )
+    bounds = (
+        interval(record.test_agreement_ci, percent=True)
+        if record.test_agreement_ci is not None
+        else f" ({TOO_FEW_SESSIONS})"  # the card's interval is missing for no other reason
+    )
     return (
         f"{judge} (a trained step scorer, not an LLM judge: agreement with people "
-        f"{share(record.test_agreement)}{interval(record.test_agreement_ci, percent=True)} "
-        f"on {record.test_n} test steps)"
+        f"{share(record.test_agreement)}{bounds} on {record.test_n} test steps)"
     )

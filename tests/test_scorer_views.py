@@ -166,3 +166,19 @@ def test_the_explanation_adds_up_to_the_steps_logit(scored: tuple[Path, list[Jud
     assert len(explained.contributions) == 3
     total = explained.intercept + sum(c.weight for c in explained.contributions)
     assert total + explained.others == pytest.approx(explained.logit)
+
+
+def test_a_scorers_name_carries_its_interval_or_why_it_has_none() -> None:
+    from analysis.judge import rater_in_words
+    from analysis.models import ScorerRecord
+
+    measured = ScorerRecord(
+        scorer_id="s#1", name="s", test_n=40, test_agreement=0.9, test_agreement_ci=(0.8, 0.95)
+    )
+    few = measured.model_copy(update={"test_agreement_ci": None})
+    assert rater_in_words("s#1", {"s#1": measured}).endswith(
+        "agreement with people 90.0% [80.0%, 95.0%] on 40 test steps)"
+    )
+    assert "90.0% (too few sessions for an interval) on 40" in rater_in_words("s#1", {"s#1": few})
+    assert "on its model card" in rater_in_words("s#1", {"s#1": None})
+    assert rater_in_words("judge#2", {"s#1": measured}) == "judge#2"  # an LLM judge: its name
