@@ -217,6 +217,10 @@ def test_the_index_gives_back_what_the_transcripts_give(corpus, tmp_path):
         expected = [f for s in sessions for f in step_features(s, subagents=subagents)]
         assert collection.step_features(subagents=subagents) == expected
         assert any(f.parent_call_id for f in expected) is subagents
+        some = {s.session_id for s in sessions[::3]}  # what training reads: some sessions
+        assert collection.step_features(subagents=subagents, session_ids=some) == [
+            f for f in expected if f.session_id in some
+        ]
     assert any(not call.isascii() for f in expected for call in f.calls)  # read back whole
 
 

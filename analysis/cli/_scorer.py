@@ -123,7 +123,7 @@ def train(
     0 trained; 2 nothing to train on, a bad label or judgments file, or judgments of several
     judges and no --judge-id.
     """
-    from analysis.align import LeakError
+    from analysis.align import LeakError, session_of
     from analysis.scorer import (
         ScorerSettings,
         plan_training,
@@ -137,7 +137,8 @@ def train(
     if not collection.session_ids:
         click.echo("Nothing could be loaded from the given paths.", err=True)
         sys.exit(EXIT_NOTHING_LOADED)
-    features = collection.step_features(subagents=True)
+    wanted = {session_of(item) for item in label_set.refs} | {j.session_id for j in judgments}
+    features = collection.step_features(subagents=True, session_ids=wanted)
     settings = ScorerSettings(distill_weight=distill_weight)
     try:
         plan = plan_training(features, label_set, judgments, judge_id, distill_weight)

@@ -387,9 +387,18 @@ class Collection:
         self._step_scores[key] = scores
         return scores
 
-    def step_features(self, *, subagents: bool = False) -> list[StepFeatures]:
-        """:meth:`step_features_by_file` without the files."""
-        return [features for _, features in self.step_features_by_file(subagents=subagents)]
+    def step_features(
+        self, *, subagents: bool = False, session_ids: Iterable[str] | None = None
+    ) -> list[StepFeatures]:
+        """:meth:`step_features_by_file` without the files; of ``session_ids`` only when
+        given (their files alone are read: training reads the labelled sessions)."""
+        if session_ids is None:
+            return [f for _, f in self.step_features_by_file(subagents=subagents)]
+        wanted = set(session_ids)
+        rows = self._rows.filter(pl.col("session_id").is_in(list(wanted)))
+        files = list(dict.fromkeys(rows["source_file"]))
+        found = self.step_features_by_file(subagents=subagents, files=files) if files else []
+        return [f for _, f in found if f.session_id in wanted]
 
     def step_feature_batches(
         self, *, subagents: bool = False, files_per_batch: int = SCORING_FILES
