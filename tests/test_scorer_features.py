@@ -248,3 +248,13 @@ def test_the_tokens_name_their_parts(crafted):
     assert "call_with_menu:Read|Grep" in read_tokens
     assert not {"repeat", "prev_error"} & set(read_tokens)
     assert feature_tokens(other_turn).count("call:Bash:pytest") == 1
+
+
+def test_a_collection_whose_first_step_has_no_agent_version_reads_back(corpus, tmp_path):
+    """tau-bench's trajectories name no agent version: the first step read holds a null that
+    the steps after it share."""
+    paths = [str(CORPUS / "tau-bench" / "gpt-4o-airline.json")]
+    collection = Collection(paths, tmp_path / "index.duckdb")
+    expected = [f for s in analysis.load(paths).sessions for f in step_features(s)]
+    assert expected[0].agent_version is None
+    assert collection.step_features(subagents=True) == expected

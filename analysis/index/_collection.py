@@ -440,9 +440,9 @@ class Collection:
                 for source_file, session_id, position, text in batch:
                     fields = orjson.loads(text)
                     for name in _ALIKE:
-                        if fields[name] == before.get(name):
+                        if name in before and fields[name] == before[name]:
                             fields[name] = before[name]
-                    if fields["previous_calls"] == before.get("calls"):
+                    if "calls" in before and fields["previous_calls"] == before["calls"]:
                         fields["previous_calls"] = before["calls"]
                     before = fields
                     features = StepFeatures.model_construct(every_field, **fields)
