@@ -72,13 +72,30 @@ def _test_sessions(labels: Path) -> set[str]:
     return {session for session, assigned in splits.items() if assigned.split == "test"}
 
 
-def test_a_scorer_that_learned_the_rules_is_better_than_a_judge_that_passes_everything(
-    generated: tuple[Path, Path], tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def scored(
+    generated: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path]:
+    """A scorer trained on the generated sessions' dev part, and its judgment of every step
+    (``tsq score --out``, subagents' too): (its folder, the JSONL)."""
     data, labels = generated
-    scorer = tmp_path / "scorer"
+    folder = tmp_path_factory.mktemp("scored")
+    scorer, scores = folder / "scorer", folder / "scores.jsonl"
     trained = tsq("scorer", "train", str(data), "--labels", str(labels), "--out", str(scorer))
     assert trained.returncode == 0, trained.stderr
+    done = tsq(
+        "score", str(data), "--scorer", str(scorer), "--index", str(folder / "i.duckdb"),
+        "--out", str(scores), "--subagents",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return scorer, scores
+
+
+def test_a_scorer_that_learned_the_rules_is_better_than_a_judge_that_passes_everything(
+    generated: tuple[Path, Path], scored: tuple[Path, Path], tmp_path: Path
+) -> None:
+    data, labels = generated
+    scorer, scores = scored
     judgments = tmp_path / "judged" / "lenient.jsonl"
     judge = _lenient_judgments(labels, judgments)
     args = ["align", str(data), str(judgments), "--labels", str(labels), "--scorer", str(scorer)]
@@ -90,12 +107,6 @@ def test_a_scorer_that_learned_the_rules_is_better_than_a_judge_that_passes_ever
     assert measured["left_out"] == 0
 
     # the same figures, from the scorer's own judgments (tsq score --out) and people's labels
-    scores = tmp_path / "scores.jsonl"
-    scored = tsq(
-        "score", str(data), "--scorer", str(scorer), "--index", str(tmp_path / "i.duckdb"),
-        "--out", str(scores), "--subagents",
-    )  # fmt: skip
-    assert scored.returncode == 0, scored.stderr
     probability = {
         row.item_id: row.score
         for row in map(Judgment.model_validate_json, scores.read_text().splitlines())
@@ -208,20 +219,10 @@ def test_the_paired_interval_alone_calls_a_scorer_better_or_no_worse(
 
 
 def test_agreement_reads_a_scorers_judgments_as_a_trained_scorers_labels(
-    generated: tuple[Path, Path], tmp_path: Path
+    generated: tuple[Path, Path], scored: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    data, labels = generated
-    scorer = tmp_path / "scorer"
-    assert (
-        tsq("scorer", "train", str(data), "--labels", str(labels), "--out", str(scorer)).returncode
-        == 0
-    )
-    scores = tmp_path / "scores.jsonl"
-    scored = tsq(
-        "score", str(data), "--scorer", str(scorer), "--index", str(tmp_path / "i.duckdb"),
-        "--out", str(scores), "--subagents",
-    )  # fmt: skip
-    assert scored.returncode == 0, scored.stderr
+    _, labels = generated
+    scorer, scores = scored
     db = tmp_path / "labels.sqlite"
     assert tsq("labels", "import", str(labels), "--db", str(db)).returncode == 0
     done = tsq("agreement", "--judgments", str(scores), "--db", str(db))
