@@ -76,9 +76,13 @@ class Workspace:
         """The judgments the pages count: each session's own judge's, or the chosen judge's
         (a trained scorer chosen: its judgments from the index, read then)."""
         if self.judge is not None and self.judge in self.collection.scorer_ids:
-            scored = self.collection.scorer_judgments()
-            return analysis.of_judge([*self.all_judgments, *scored], self.judge)
+            return analysis.of_judge(self._with_scorers(), self.judge)
         return analysis.of_judge(self.all_judgments, self.judge)
+
+    def _with_scorers(self) -> list[analysis.Judgment]:
+        """Every judgment, those trained scorers wrote into the index too (read when asked:
+        a collection's can be many)."""
+        return analysis.merge_judgments(self.collection.every_judgment(), self.fresh)
 
     def judgments_of(self, session_id: str) -> list[analysis.Judgment]:
         """One session's judgments as the pages show them: the judge's, else (chosen, or where
@@ -129,8 +133,7 @@ class Workspace:
         """The HTML report of every session (from the index; the judged sessions are read
         from their files for their detail)."""
         findings = self.collection.findings(frame=self.findings_frame)
-        scored = self.collection.scorer_judgments()  # tsq score's, where no LLM judge judged
-        judgments = analysis.of_judge([*self.all_judgments, *scored], self.judge)
+        judgments = analysis.of_judge(self._with_scorers(), self.judge)
         return analysis.build_report(self.collection, judgments, findings, show_paths=show_paths)
 
 

@@ -51,8 +51,7 @@ def lint(
     else:
         collection = collection_or_exit(paths, index_path)
         _issues_or_exit(collection.issues(), bool(collection.session_ids))
-        found = [*collection.judgments, *collection.scorer_judgments()]  # tsq score's too
-        judged = merge_judgments(found, loaded)
+        judged = merge_judgments(collection.every_judgment(), loaded)
         findings = collection.findings(frame=collection.findings_with(judged))
         scorers = scorers_among(judged, collection.scorers)
     if as_json:

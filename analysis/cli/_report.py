@@ -93,7 +93,7 @@ def report(
     else:
         source = collection = collection_or_exit(paths, index_path)
         _issues_or_exit(collection.issues(), bool(collection.session_ids))
-        found = [*collection.judgments, *collection.scorer_judgments()]  # tsq score's too
+        found = collection.every_judgment()
     judged = merge_judgments(found, _judgments_or_exit(judgments))
     if judge_id is not None:
         if judge_id not in judge_names(judged):

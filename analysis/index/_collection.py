@@ -30,7 +30,7 @@ from analysis.index._build import (
 from analysis.index._read import IndexReader, scorer_records
 from analysis.ingest import discover_resolved, load
 from analysis.models import Judgment, ParseIssue, ScorerRecord, Session
-from analysis.scorer import StepFeatures
+from analysis.scorer import StepFeatures, scored_step
 from analysis.study import StepLabel
 from analysis.views import FINDING_SCHEMA
 
@@ -285,6 +285,12 @@ class Collection:
             )
         return [str(row[0]) for row in rows]
 
+    def every_judgment(self) -> list[Judgment]:
+        """The judgments found among the files (:attr:`judgments`) and those trained scorers
+        wrote into the index (:meth:`scorer_judgments`): what ``tsq report`` and ``tsq lint``
+        count, each session by its own judge (:func:`analysis.judge.of_judge`)."""
+        return [*self.judgments, *self.scorer_judgments()]
+
     def scorer_judgments(self, session_ids: Iterable[str] | None = None) -> list[Judgment]:
         """The judgments trained step scorers wrote into the index (``tsq score``), of
         ``session_ids`` or of every session: rows of the shape ``tsq judge --out`` writes,
@@ -309,25 +315,17 @@ class Collection:
                 query + where + tail + order, [wanted] if wanted is not None else []
             ).fetchall()
         return [
-            Judgment(
+            scored_step(
                 session_id=row[0],
                 turn_index=row[1],
                 step_index=row[2],
                 message_id=row[3],
                 parent_call_id=row[4],
                 condition=row[5],
-                judge_id=row[6],
-                model=row[7],
-                spec_name=row[7],
-                score=row[8],
+                scorer_id=row[6],
+                name=row[7],
+                probability=row[8],
                 catalog_size=row[9] or 0,
-                votes=[],
-                n_requested=0,
-                n_valid=0,
-                n_discarded=0,
-                call_rendered=True,
-                context_chars=0,
-                rater="scorer",
             )
             for row in rows
         ]

@@ -46,6 +46,7 @@ from ._train import (
     item_of as item_of,
     plan_training as plan_training,
     require_no_test_sessions as require_no_test_sessions,
+    scored_step as scored_step,
     scorer_judgment as scorer_judgment,
     scorer_probabilities as scorer_probabilities,
     train_scorer as train_scorer,

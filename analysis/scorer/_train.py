@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from analysis._scores import judge_name
 from analysis.align import LabelSet, LeakError, session_of
-from analysis.models import CORRECT, INCORRECT, Judgment, step_item_id
+from analysis.models import CORRECT, INCORRECT, Condition, Judgment, step_item_id
 from analysis.scorer._features import FEATURE_SET_VERSION, StepFeatures, feature_tokens
 from analysis.scorer._metrics import measure_scorer
 from analysis.scorer._model import (
@@ -237,23 +237,52 @@ def scorer_probabilities(features: Sequence[StepFeatures], scorer: TrainedScorer
 
 def scorer_judgment(features: StepFeatures, probability: float, card: ScorerCard) -> Judgment:
     """The scorer's judgment of one step: its probability that the choice was correct, as a
-    judgment row of the same shape as an LLM judge's (no votes; ``rater`` ``scorer``)."""
-    return Judgment(
+    judgment row of the same shape as an LLM judge's (:func:`scored_step`)."""
+    return scored_step(
         session_id=features.session_id,
         turn_index=features.turn_index,
         step_index=features.step_index,
         message_id=features.message_id,
         parent_call_id=features.parent_call_id,
+        probability=probability,
+        scorer_id=card.scorer_id,
+        name=card.name,
+        catalog_size=len(features.menu),
+    )
+
+
+def scored_step(
+    *,
+    session_id: str,
+    turn_index: int,
+    step_index: int,
+    message_id: str | None,
+    parent_call_id: str | None,
+    probability: float | None,
+    scorer_id: str,
+    name: str,
+    catalog_size: int,
+    condition: Condition = "full",
+) -> Judgment:
+    """What a trained scorer's judgment of a step is, wherever one is made or read back (the
+    index's rows): the shape of an LLM judge's, ``score`` the probability, no votes, ``rater``
+    ``scorer``, ``judge_id`` the ``scorer_id``."""
+    return Judgment(
+        session_id=session_id,
+        turn_index=turn_index,
+        step_index=step_index,
+        message_id=message_id,
+        parent_call_id=parent_call_id,
         score=probability,
         votes=[],
         n_requested=0,
         n_valid=0,
         n_discarded=0,
-        model=card.name,
-        judge_id=card.scorer_id,
-        spec_name=card.name,
-        condition="full",
-        catalog_size=len(features.menu),
+        model=name,
+        judge_id=scorer_id,
+        spec_name=name,
+        condition=condition,
+        catalog_size=catalog_size,
         call_rendered=True,
         context_chars=0,
         rater="scorer",
