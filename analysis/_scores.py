@@ -150,7 +150,7 @@ def of_judge(judgments: Sequence[Judgment], name: str | None = None) -> list[Jud
     """The judgments that count (:func:`sessions_judges`): ``name``'s everywhere, or (None, or a
     judge not among them) each session's own judge's."""
     merged = {j.key: j for j in judgments}.values()  # as merge_judgments keeps them
-    scorers = {judge_name(j) for j in merged if j.rater == "scorer"}
+    scorers = {judge_name(j) for j in merged if j.by_scorer}
     chosen = sessions_judges(((j.session_id, judge_name(j)) for j in merged), name, scorers)
     return [j for j in judgments if judge_name(j) == chosen[j.session_id]]
 
@@ -169,7 +169,7 @@ def scorers_among(
     records = records or {}
     return {
         name: records.get(name)
-        for name in dict.fromkeys(judge_name(j) for j in judgments if j.rater == "scorer")
+        for name in dict.fromkeys(judge_name(j) for j in judgments if j.by_scorer)
     }
 
 

@@ -449,10 +449,21 @@ class Judgment(_Model):
     """Who scored the step: an LLM judge's votes (``judge``), or a trained step scorer
     (``scorer``: ``score`` is its probability that the choice was correct, there are no votes,
     and ``judge_id`` is the scorer's ``scorer_id``)."""
+    via: str | None = None
+    """In a cascade's judgment (``tsq judge --cascade``: ``judge_id`` is the cascade's, one
+    rater for every view), which of the two gave it: the judge spec's ``judge_id`` whose votes
+    these are (``rater`` ``judge``), or the trained scorer's ``scorer_id`` whose probability was
+    kept (``rater`` ``scorer``). None elsewhere."""
 
     @property
     def unit(self) -> JudgeUnit:
         return "turn" if self.step_index is None else "step"
+
+    @property
+    def by_scorer(self) -> bool:
+        """Whether a trained step scorer gave it as a rater of its own (not kept in a
+        cascade): what is named a trained scorer beside its test agreement."""
+        return self.rater == "scorer" and self.via is None
 
     @property
     def verdict(self) -> Verdict:

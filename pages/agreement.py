@@ -18,6 +18,7 @@ from analysis.study import (
 )
 from analysis.views import labelling_queue
 from workbench import (
+    bundled_scorer_versus,
     chart_downloads,
     decision_store,
     disagreement_panel,
@@ -37,12 +38,6 @@ from workbench.council import council_source
 def alignment_sample(store: str, labels_version: int) -> analysis.align.AlignReport:
     """The sample's loop, measured again whenever a label is saved (``labels_version``)."""
     return analysis.align.sample_loop(decision_store(store))
-
-
-@st.cache_data(show_spinner="Measuring the trained scorer…")
-def scorer_sample(store: str, labels_version: int) -> analysis.align.RaterScore:
-    """The bundled scorer beside the specs on test, measured again whenever a label is saved."""
-    return analysis.scorer.sample_scorer_versus(decision_store(store))
 
 
 page_frame("agreement")
@@ -223,7 +218,7 @@ st.caption(
     "below): it scores every step with no key. Train your own with tsq scorer train."
 )
 st.markdown(inert(analysis.scorer.card_in_words(card)))
-beside = scorer_sample(str(label_store.path), label_store.step_labels_version())
+beside = bundled_scorer_versus()
 st.caption(
     f"Beside the specs on the test split, as tsq align --scorer sample_data/scorer measures it "
     f"(no worse: at most {analysis.align.NO_WORSE_MARGIN:.0%} less agreement, by the paired "

@@ -1,6 +1,7 @@
 """Judge: run the ChainPoll judge on chosen sessions, with a cost estimate and the ablation;
 and the LLM council, whose labels go to the Agreement page."""
 
+from pathlib import Path
 from typing import Literal
 
 import streamlit as st
@@ -9,6 +10,7 @@ import analysis
 from analysis.llm import LLMError, parse_model_name
 from workbench import (
     Key,
+    bundled_scorer_versus,
     chart_downloads,
     data_source,
     endpoint_choice,
@@ -17,6 +19,7 @@ from workbench import (
     key_environment,
     max_cost_input,
     page_frame,
+    scorer_folders,
     spender,
     spending_caps,
     spent_today,
@@ -88,6 +91,36 @@ ablation = st.toggle(
     help="Judge each unit under three conditions (three times the requests), as tsq judge "
     "--ablation does.",
 )
+cascading = st.toggle(
+    "Cascade: the LLM judge only where a trained scorer is least sure",
+    key="judge_cascade",
+    disabled=unit == "turn" or ablation,
+    help="As tsq judge --cascade: the judge is asked about the steps whose scorer probability "
+    "is nearest an even chance, within a budget or the N least sure; the others keep the "
+    "scorer's verdict. Every judgment says which of the two gave it.",
+)
+folder = budget = uncertain = None
+if cascading and unit == "step" and not ablation:
+    scorers = scorer_folders(workspace)
+    shown_scorer = st.selectbox("Trained scorer", list(scorers), key="judge_cascade_scorer")
+    folder = scorers[shown_scorer] if shown_scorer else None
+    by_budget = (
+        st.segmented_control(
+            "The judge takes",
+            ["a budget", "the N least sure steps"],
+            default="a budget",
+            key="judge_cascade_by",
+        )
+        != "the N least sure steps"
+    )
+    if by_budget:
+        budget = st.number_input(
+            "Budget (USD)", min_value=0.0, value=1.0, step=0.5, key="judge_cascade_budget"
+        )
+    else:
+        uncertain = int(
+            st.number_input("Least sure steps", min_value=0, value=20, key="judge_cascade_n")
+        )
 max_cost = max_cost_input("judge_max_cost", "tsq judge", "the estimate (with prompt caching)")
 who = spender()  # written in the spending log; served, the visitor whose allowance it spends
 caps = spending_caps()  # served: the operator's caps on a run and a person's day; local: none
@@ -106,7 +139,14 @@ except ValueError:
     st.error("Give the judge model.")
     st.stop()
 options = analysis.judge.JudgeOptions(
-    unit=unit, selection=selection, subagents=subagents, ablation=ablation, max_cost=max_cost
+    unit=unit,
+    selection=selection,
+    subagents=subagents,
+    ablation=ablation,
+    max_cost=max_cost,
+    cascade=Path(folder) if folder else None,
+    budget=budget,
+    uncertain=uncertain,
 )
 plan = analysis.judge.prepare_run(
     analysis.index.FromSessions(chosen),
@@ -118,6 +158,8 @@ plan = analysis.judge.prepare_run(
     who=who,
     caps=caps,
 )
+for line in plan.sample:  # the cascade in words
+    st.caption(inert(line))
 if plan.estimate is not None:
     st.caption(plan.estimate.in_words(unit, spec.votes, len(plan.conditions)))
 spent_today(who, caps)
@@ -133,8 +175,9 @@ if plan.run_refusal is None:
     confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
         inert(plan.confirm), key=f"judge_confirm_{plan.confirm}"
     )
-    if st.button("Run the judge", disabled=not plan.units or not confirmed, key="judge_run"):
-        total = len(plan.units or [])
+    runnable = bool(plan.units) or plan.cascade is not None
+    if st.button("Run the judge", disabled=not runnable or not confirmed, key="judge_run"):
+        total = max(len(plan.units or []), 1)
         bar = st.progress(0.0, text="Judging…")
         done = [0]
 
@@ -148,6 +191,20 @@ if plan.run_refusal is None:
         else:
             st.session_state[Key.JUDGE_RESULTS] = outcome.merged
             st.success("  \n".join(inert(line) for line in outcome.summary))
+
+if cascading:
+    beside = bundled_scorer_versus()
+    drawn = analysis.scorer.cascade_chart(beside.cascade)
+    st.altair_chart(drawn, width="stretch")
+    chart_downloads(drawn, "cascade-cost-vs-agreement")
+    st.caption(
+        "Measured on the bundled alignment sample's test labels, as tsq align --scorer "
+        "sample_data/scorer measures it (tsq align --scorer DIR --json measures yours: its "
+        "cascade entries). Each point's interval resamples sessions; the tooltip gives the "
+        "judge's cost where its judgments recorded one."
+    )
+    for point in beside.cascade:
+        st.markdown(f"- {inert(point.judge_id)}: {inert(point.in_words())}")
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:

@@ -87,9 +87,12 @@ judgment = judgment_of(
 st.markdown("**Why this score**")
 st.text(votes_in_words(judgment))
 scored = judgment is not None and judgment.rater == "scorer"
+if judgment is not None and (cascaded := analysis.judge.cascade_in_words(judgment)):
+    st.caption(inert(cascaded))
 if judgment is not None and scored:
-    record = workspace.collection.scorers.get(str(judgment.judge_id))
-    st.caption(inert(rater_in_words(str(judgment.judge_id), {str(judgment.judge_id): record})))
+    scorer_id = str(judgment.via or judgment.judge_id)
+    record = workspace.collection.scorers.get(scorer_id)
+    st.caption(inert(rater_in_words(scorer_id, {scorer_id: record})))
     scorer_explanation_panel(session, step, judgment, record)
 findings = findings_for_step(
     session_findings, session.session_id, turn.index, step.index, condition, step.parent_call_id

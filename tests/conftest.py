@@ -315,6 +315,7 @@ JUDGMENT_LINE_FIELDS = {
     "usage",
     "cost_usd",
     "rater",
+    "via",
 }
 """The JSONL contract of ``tsq judge --out``, as docs/judge.md states it."""
 

@@ -346,6 +346,52 @@ def test_judge_page_runs_the_judge_and_other_pages_see_the_results(monkeypatch, 
     assert row["mean_tsq"] == pytest.approx(0.25)
 
 
+@pytest.mark.slow
+def test_judge_page_cascades_as_tsq_judge_does_and_shows_what_a_cascade_buys(monkeypatch, tmp_path):
+    from conftest import tsq
+    from fake_anthropic import API_KEY, FakeAnthropic
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    scorer = analysis.sample_data_dir() / "scorer"
+    transcript = analysis.sample_data_dir() / "transcripts" / "bad-choices.synthetic.jsonl"
+    with FakeAnthropic() as fake:
+        cli = tsq(
+            "judge", str(transcript), "--model", "claude-judge-4-5", "--base-url", fake.url,
+            "--cascade", str(scorer), "--uncertain", "2", "--dry-run", "--no-index",
+            env={"ANTHROPIC_API_KEY": API_KEY},
+        )  # fmt: skip
+        assert cli.returncode == 0, cli.stderr
+        at = page("pages/judge.py")
+        at.multiselect(key="judge_sessions").set_value([BAD]).run()
+        at.text_input(key="judge_model").set_value("claude-judge-4-5").run()
+        at.text_input(key="judge_base_url").set_value(fake.url).run()
+        at.toggle(key="judge_cascade").set_value(True).run()
+        at.selectbox(key="judge_cascade_scorer").set_value("sample-step-scorer (bundled)").run()
+        at.segmented_control(key="judge_cascade_by").set_value("the N least sure steps").run()
+        at.number_input(key="judge_cascade_n").set_value(2).run()
+        assert not at.exception
+        shown = [c.value.replace("\\", "") for c in at.caption]
+        printed = cli.stdout.splitlines()
+        assert shown[:2] == [printed[0], printed[1].strip()]  # the cascade, as tsq judge says it
+        assert shown[2].startswith("2 steps x 3 votes = 6 requests")
+        at.button(key="judge_run").click().run()
+        assert not at.exception
+        assert len(fake.script.messages) == 6
+    fresh = at.session_state["judge_results"]
+    mine = [j for j in fresh if j.judge_id and j.judge_id.startswith("cascade:")]
+    assert len(mine) == 4  # every step of the session: two by the judge, two by the scorer
+    assert sorted(j.rater for j in mine) == ["judge", "judge", "scorer", "scorer"]
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # cost vs agreement
+    measured = analysis.scorer.sample_scorer_versus(analysis.align.sample_store())
+    said = " ".join(m.value for m in at.markdown)
+    assert measured.cascade
+    assert all(
+        point.in_words().replace("%", "") in said.replace("\\", "").replace("%", "")
+        for point in measured.cascade
+    )
+
+
 def sidebar_to(at: AppTest, path: str) -> AppTest:
     """A click on the workbench's navigation link to ``path``: another page, with the
     parameters that link carries (the browser's URL becomes the link's)."""

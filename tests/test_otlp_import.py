@@ -365,6 +365,7 @@ def test_an_evaluation_event_from_another_producer_is_a_judgment_of_its_step(tmp
         "usage": None,  # nor what its judge used and cost
         "cost_usd": None,
         "rater": "judge",
+        "via": None,
     }
     assert [(v.verdict, v.reasoning) for v in step.votes] == [
         ("correct", "Answering from the result was right.")

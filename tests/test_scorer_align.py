@@ -124,9 +124,28 @@ def test_a_scorer_that_learned_the_rules_is_better_than_a_judge_that_passes_ever
     assert comparison["agreement_diff_ci"][0] > 0
     assert versus["verdict"] == "better"
 
+    # cascading to the judge: the scorer alone at 0, the judge alone at 1, between them the
+    # judge's verdict on the least sure steps (nearest 0.5, then by item)
+    cascade = {point["share"]: point for point in report["cascade"]}
+    assert sorted(cascade) == [0.0, 0.1, 0.25, 0.5, 1.0]
+    assert "cascade" not in measured
+    unsure = sorted(people, key=lambda item: (abs(probability[item] - 0.5), item))
+    for share, point in cascade.items():
+        taken = set(unsure[: round(share * len(unsure))])
+        right = [
+            (value == "correct") if item in taken else majority_label(probability[item]) == value
+            for item, value in people.items()
+        ]
+        assert (point["judged_steps"], point["n"]) == (len(taken), len(people))
+        assert point["agreement"] == pytest.approx(sum(right) / len(people))
+        assert point["cost_usd"] == (0.0 if not taken else None)  # its judgments had no cost
+    assert cascade[0.0]["agreement"] == pytest.approx(sum(scorer_right) / len(people))
+    assert cascade[1.0]["agreement"] == pytest.approx(sum(judge_right) / len(people))
+
     text = tsq(*args)
     assert text.returncode == 0, text.stderr
     assert f"agrees with people more than {judge}" in text.stdout
+    assert f"cascading to {judge} (the least sure steps first):" in text.stdout
 
 
 def test_a_scorer_is_never_measured_on_a_session_it_trained_on(

@@ -52,12 +52,14 @@ from workbench._source import (
     key_environment,
     refuse_unsafe_serving,
     saving_as,
+    scorer_folders,
     serving,
     visitor,
 )
 from workbench._state import Kept, Key
 from workbench._study import (
     StudyView,
+    bundled_scorer_versus,
     cause_in_words,
     decision_store,
     disagreement_panel,
@@ -77,6 +79,7 @@ __all__ = [
     "Page",
     "StudyView",
     "Workspace",
+    "bundled_scorer_versus",
     "call_panel",
     "cause_in_words",
     "chart_downloads",
@@ -102,6 +105,7 @@ __all__ = [
     "refuse_unsafe_serving",
     "saving_as",
     "scorer_explanation_panel",
+    "scorer_folders",
     "serving",
     "set_url",
     "show_table",

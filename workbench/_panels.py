@@ -380,11 +380,11 @@ def scorer_explanation_panel(
             "changed): the features that moved this probability are not shown."
         )
         return
-    if card.scorer_id != judgment.judge_id:
+    given_by = str(judgment.via or judgment.judge_id)  # a cascade's: its scorer's
+    if card.scorer_id != given_by:
         st.caption(
-            f"The scorer's folder now holds {inert(card.scorer_id)}, not "
-            f"{inert(str(judgment.judge_id))}: the features that moved this probability are "
-            "not shown."
+            f"The scorer's folder now holds {inert(card.scorer_id)}, not {inert(given_by)}: "
+            "the features that moved this probability are not shown."
         )
         return
     explanation = explain_step(scorer, session, step.turn.index, step.index, step.parent_call_id)

@@ -539,3 +539,15 @@ def issues_panel(workspace: Workspace) -> None:
         return
     with st.expander(f"{len(issues)} parse issue{'' if len(issues) == 1 else 's'}"):
         st.dataframe([issue.model_dump() for issue in issues], hide_index=True)
+
+
+def scorer_folders(workspace: Workspace) -> dict[str, str]:
+    """The trained scorers a cascade may use, by name: those ``tsq score`` recorded for the
+    collection (where it read them) and the bundled one; never a folder a visitor types."""
+    found = {
+        f"{record.name} ({record.scorer_id})": record.folder
+        for record in workspace.collection.scorers.values()
+        if record.folder is not None and Path(record.folder, "card.json").is_file()
+    }
+    found["sample-step-scorer (bundled)"] = str(analysis.sample_data_dir() / "scorer")
+    return found

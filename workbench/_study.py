@@ -258,3 +258,16 @@ def cause_in_words(row: dict[str, Any]) -> str:
         )
         return f"Cause: {row['cause']} (decided by {row['adjudicator']}{aside})"
     return f"Cause: {row['cause']} (suggested by the labels; not decided yet)"
+
+
+@st.cache_data(show_spinner="Measuring the trained scorer…")
+def _scorer_sample(store: str, labels_version: int) -> analysis.align.RaterScore:
+    return analysis.scorer.sample_scorer_versus(decision_store(store))
+
+
+def bundled_scorer_versus() -> analysis.align.RaterScore:
+    """The bundled scorer beside the bundled specs on the alignment sample's test labels, as
+    ``tsq align --scorer sample_data/scorer`` measures it (its verdicts and its cascades),
+    measured again whenever a label is saved."""
+    store = analysis.align.sample_store()
+    return _scorer_sample(str(store.path), store.step_labels_version())

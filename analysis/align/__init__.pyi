@@ -31,7 +31,9 @@ from ._loop import (
     sample_store as sample_store,
 )
 from ._metrics import (
+    CASCADE_SHARES as CASCADE_SHARES,
     NO_WORSE_MARGIN as NO_WORSE_MARGIN,
+    CascadePoint as CascadePoint,
     Comparison as Comparison,
     RaterScore as RaterScore,
     RaterVerdict as RaterVerdict,

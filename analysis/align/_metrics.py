@@ -317,6 +317,50 @@ def rater_verdict(comparison: Comparison, margin: float = NO_WORSE_MARGIN) -> Ra
     return RaterVerdict(comparison=comparison, verdict=verdict, margin=margin, labels_needed=needed)
 
 
+CASCADE_SHARES = (0.0, 0.1, 0.25, 0.5, 1.0)
+"""The shares of a test part's steps a measured cascade sends to the LLM judge: the least
+certain by the scorer first (0: the scorer alone, 1: the judge alone)."""
+
+
+class CascadePoint(BaseModel):
+    """A cascade from a trained scorer to a judge spec on the test part's steps both scored
+    (``tsq align --json``'s ``cascade`` entries): the judge's verdict on the ``share`` of them
+    the scorer was least sure of, the scorer's elsewhere, against people."""
+
+    scorer_id: str
+    judge_id: str
+    share: float
+    judged_steps: int
+    """The steps that took the judge's verdict."""
+    n: int
+    agreement: float | None
+    agreement_ci: tuple[float, float] | None
+    versus_scorer: Comparison
+    """The cascade (``b``) against the scorer alone (``a``) on the same steps: paired."""
+    cost_usd: float | None
+    """What the judge's judgments of those steps cost (their ``cost_usd``); None where one of
+    them has no known cost."""
+
+    def in_words(self) -> str:
+        c = self.versus_scorer
+        ci = c.agreement_diff_ci
+        shown = (f"{self.agreement:.1%}" if self.agreement is not None else "n/a") + (
+            f" [{self.agreement_ci[0]:.1%}, {self.agreement_ci[1]:.1%}]"
+            if self.agreement_ci
+            else ""
+        )
+        versus = (
+            f"{c.agreement_diff:+.1%}" + (f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "")
+            if c.agreement_diff is not None
+            else "n/a"
+        )
+        cost = f"${self.cost_usd:.2f}" if self.cost_usd is not None else "cost unknown"
+        return (
+            f"{self.share:.0%} to the judge ({self.judged_steps} of {self.n} steps, {cost}): "
+            f"agreement {shown}, {versus} against the scorer alone"
+        )
+
+
 class RaterScore(BaseModel):
     """A trained step scorer on the test part (``--json``'s ``scorers`` entries): its figures
     against people, and its verdict against each judge spec measured there."""
@@ -327,3 +371,6 @@ class RaterScore(BaseModel):
     versus: list[RaterVerdict]
     left_out: int = 0
     """Labelled test steps of sessions the scorer was trained on: never measured."""
+    cascade: list[CascadePoint] = []
+    """Against each judge spec measured there: the scorer cascading to it at
+    :data:`CASCADE_SHARES` of the steps (``tsq align --json``'s ``cascade``)."""

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         AlignReport,
         Comparison,
         LabelSet,
+        RaterScore,
         SpecScore,
         SplitChoice,
     )
@@ -250,13 +251,23 @@ def print_report(report: AlignReport) -> None:
         if split == "dev" and report.chosen:
             click.echo(f"chosen on dev: {report.chosen}")
     for scorer in report.scorers:
-        click.echo(f"trained scorer {scorer.name} on test:")
-        print_score(scorer.score)
-        if scorer.left_out:
-            click.echo(f"  {scorer.left_out} test steps of sessions it was trained on left out")
-        for verdict in scorer.versus:
-            click.echo(f"  {verdict.in_words()}")
+        _print_scorer(scorer)
     _print_disagreements(report)
+
+
+def _print_scorer(scorer: RaterScore) -> None:
+    """A trained scorer on test: its figures, its verdicts and its cascades to the specs."""
+    click.echo(f"trained scorer {scorer.name} on test:")
+    print_score(scorer.score)
+    if scorer.left_out:
+        click.echo(f"  {scorer.left_out} test steps of sessions it was trained on left out")
+    for verdict in scorer.versus:
+        click.echo(f"  {verdict.in_words()}")
+    for judge in dict.fromkeys(point.judge_id for point in scorer.cascade):
+        click.echo(f"  cascading to {judge} (the least sure steps first):")
+        for point in scorer.cascade:
+            if point.judge_id == judge:
+                click.echo(f"    {point.in_words()}")
 
 
 def _print_comparisons(comparisons: list[Comparison]) -> None:
@@ -455,7 +466,12 @@ def record_causes(labels: str, settings: tuple[str, ...], who: str | None) -> No
 
 
 def print_json(report: AlignReport) -> None:
-    click.echo(json.dumps(report.model_dump(mode="json")))
+    """The report, each scorer's cascades as the top-level ``cascade`` entries."""
+    shown = report.model_dump(mode="json", exclude={"scorers": {"__all__": {"cascade"}}})
+    shown["cascade"] = [
+        point.model_dump(mode="json") for scorer in report.scorers for point in scorer.cascade
+    ]
+    click.echo(json.dumps(shown))
 
 
 @click.command()

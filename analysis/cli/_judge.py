@@ -111,6 +111,23 @@ def _print_estimate(estimate: RunEstimate, unit: str, votes: int, conditions: in
     type=click.Choice(["tool", "model", "version", "project", "week", "agent"]),
     help="The strata of --sample-to (default: the whole collection is one).",
 )
+@click.option(
+    "--cascade",
+    type=click.Path(file_okay=False),
+    help="A trained step scorer's folder: ask the judge only about the steps whose scorer "
+    "probability is least certain (--budget or --uncertain), keep the scorer's verdict "
+    "elsewhere; the judgments are the cascade's, each naming which of the two gave it.",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=0),
+    help="With --cascade: as many of the least certain steps as an estimate within USD allows.",
+)
+@click.option(
+    "--uncertain",
+    type=click.IntRange(min=0),
+    help="With --cascade: this many of the least certain steps.",
+)
 @index_path_option
 @click.option(
     "--no-index", is_flag=True, help="Choose steps by reading every file, not through the index."
@@ -124,7 +141,9 @@ def judge(**given: Any) -> None:
     PATHS) and whose verdict this judge changes are listed. Steps are chosen through the index
     (brought up to date first; --unit turn and --text-steps read the files, as --no-index).
     With --sample-to, the sample's size and cost are printed before anything is asked, and
-    sampled steps this judge already judged are not asked again.
+    sampled steps this judge already judged are not asked again. With --cascade, the judge
+    asks only about the steps a trained scorer is least sure of, within --budget (or the
+    --uncertain N least sure), and the scorer's verdict is kept for the others.
 
     Exit status: 0 done; 1 --out cannot be written; 2 nothing to judge, a bad option or spec,
     the estimate above --max-cost, or the judge cannot start (key, model).
@@ -164,7 +183,7 @@ def judge(**given: Any) -> None:
     _print_estimate(plan.estimate, options.unit, spec.votes, len(plan.conditions))
     if args.dry_run:
         return
-    if not plan.units:
+    if not plan.units and plan.cascade is None:
         if plan.sampled:
             click.echo("Nothing to ask: this judge has judged every sampled step already.")
             return
@@ -180,7 +199,7 @@ def judge(**given: Any) -> None:
             "the environment (--base-url names another endpoint).",
             err=True,
         )
-    with tqdm(total=len(plan.units), unit=options.unit, disable=None, file=sys.stderr) as bar:
+    with tqdm(total=len(plan.units or []), unit=options.unit, disable=None, file=sys.stderr) as bar:
         outcome = execute(plan, on_unit=lambda: bar.update(1))
     _refuse(outcome.error)
     assert args.out is not None

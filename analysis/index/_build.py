@@ -51,7 +51,7 @@ SAMPLES = 4
 """The content digest reads this many blocks of ``BLOCK`` bytes, head and tail among them."""
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 MENU_DATA = (
     "baseline_catalog.json",
     "claude_code_tools.json",

@@ -28,6 +28,7 @@ from analysis.index._build import (
     with_scope,
 )
 from analysis.index._read import IndexReader, scorer_records
+from analysis.index._rows import SCORER_OWN
 from analysis.ingest import discover_resolved, load
 from analysis.models import Judgment, ParseIssue, ScorerRecord, Session
 from analysis.scorer import StepFeatures, scored_step
@@ -281,7 +282,7 @@ class Collection:
             rows = reader.in_scope(
                 "SELECT judge_id, count(*) AS n FROM judgments",
                 self._scope,
-                " AND rater = 'scorer' GROUP BY judge_id ORDER BY n DESC, judge_id",
+                f" AND {SCORER_OWN} GROUP BY judge_id ORDER BY n DESC, judge_id",
             )
         return [str(row[0]) for row in rows]
 
@@ -299,7 +300,7 @@ class Collection:
             "SELECT session_id, turn_index, step_index, message_id, parent_call_id, condition,"
             " judge_id, model, score, catalog_size FROM judgments"
         )
-        tail = " AND rater = 'scorer'"
+        tail = f" AND {SCORER_OWN}"
         wanted = None if session_ids is None else sorted(set(session_ids))
         scope = self._scope
         if wanted is not None:  # their files only: a page asks for one session at a time
@@ -338,7 +339,7 @@ class Collection:
         where none scored any. Read once, when first asked."""
         query = (
             "SELECT judge_id, session_id, avg(score), count(*) FROM judgments"
-            " WHERE source_file IN (SELECT path FROM scope) AND rater = 'scorer'"
+            f" WHERE source_file IN (SELECT path FROM scope) AND {SCORER_OWN}"
             " AND condition = 'full' AND step_index IS NOT NULL AND score IS NOT NULL"
             " GROUP BY judge_id, session_id"
         )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from analysis.index._cascade import CascadeChoice, StepKey, choose_cascade
 from analysis.index._read import IndexReader
 from analysis.index._sample import (
     LoadedSteps,
@@ -28,15 +29,16 @@ from analysis.index._sample import (
 )
 from analysis.index._trends import Dimension
 from analysis.ingest import load
-from analysis.judge import JudgeSpec, RunEstimate, estimate_figures, estimate_run
-from analysis.models import Condition, JudgeUnit, Judgment, LoadResult, ToolCatalog
-from analysis.render import JudgeInput, RenderOptions, judge_inputs
+from analysis.judge import CascadePart, JudgeSpec, RunEstimate, estimate_figures, estimate_run
+from analysis.models import STEP_KEYS, Condition, JudgeUnit, Judgment, LoadResult, ToolCatalog
+from analysis.render import JudgeInput, RenderOptions, UnitFigures, judge_inputs, unit_figures
+from analysis.scorer import StepFeatures, step_features
 
 
 @dataclass(frozen=True)
 class Choice:
     """How units are chosen: ``--unit``, ``--steps``, ``--text-steps``, ``--subagents``,
-    ``--seed``, and ``--sample-to`` with ``--strata``."""
+    ``--seed``, ``--sample-to`` with ``--strata``, and ``--cascade``."""
 
     unit: JudgeUnit = "step"
     selection: str = "all"
@@ -45,6 +47,7 @@ class Choice:
     seed: int = 0
     sample_to: float | None = None
     strata: Dimension | None = None
+    cascade: CascadeChoice | None = None
 
 
 @dataclass
@@ -61,6 +64,7 @@ class JudgePlan:
     """Steps the sample was drawn from."""
     already: int = 0
     """Sampled steps this judge had judged already: not asked again."""
+    cascade: CascadePart | None = None
 
 
 def _sampled(
@@ -86,6 +90,8 @@ def direct_plan(
 ) -> JudgePlan:
     """The plan from a load of every file under ``paths``."""
     options = spec.render_options()
+    if choice.cascade is not None:
+        return _direct_cascade(result, spec, conditions, choice, live, earlier_out)
     if choice.sample_to is None:
         rendered = judge_inputs(
             result.sessions,
@@ -133,9 +139,16 @@ def indexed_plan(
     steps = candidate_steps(reader, choice.selection, choice.subagents, choice.seed)
     earlier = _judgments_under(reader)
     judged = judged_in([*earlier, *earlier_out], spec.judge_id, conditions)
-    asked, sample, already = _sampled(steps, choice, judged)
     options = spec.render_options()
     default = tuple(conditions) == ("full",) and live is None and options == RenderOptions()
+    cascade = None
+    if choice.cascade is not None:
+        asked, cascade = _indexed_cascade(
+            reader, shown, steps, spec, conditions, choice, live, [*earlier, *earlier_out]
+        )
+        sample, already = None, 0
+    else:
+        asked, sample, already = _sampled(steps, choice, judged)
     figures = figures_of(asked) if default else None
     rendered = None
     if render or figures is None:
@@ -154,7 +167,105 @@ def indexed_plan(
         sample=sample,
         population=steps.height,
         already=already,
+        cascade=cascade,
     )
+
+
+def _keys(frame: pl.DataFrame) -> list[StepKey]:
+    return [(s, t, i, p) for s, t, i, p in frame.select(STEP_KEYS).iter_rows()]
+
+
+def _direct_cascade(
+    result: LoadResult,
+    spec: JudgeSpec,
+    conditions: Sequence[Condition],
+    choice: Choice,
+    live: ToolCatalog | None,
+    earlier_out: Sequence[Judgment],
+) -> JudgePlan:
+    """A cascade's plan from a load: every candidate step rendered, the least certain asked."""
+    assert choice.cascade is not None
+    every = judge_inputs(
+        result.sessions,
+        "step",
+        conditions,
+        live,
+        spec.render_options(),
+        choice.selection,
+        False,
+        choice.subagents,
+        choice.seed,
+    )
+    keys: list[StepKey] = [
+        (u.session_id, u.turn_index, u.step_index, u.parent_call_id) for u in every
+    ]
+    features: dict[StepKey, StepFeatures] = {
+        (f.session_id, f.turn_index, f.step_index, f.parent_call_id): f
+        for session in result.sessions
+        for f in step_features(session, subagents=choice.subagents)
+    }
+    system = spec.system_text()
+    asked, part = choose_cascade(
+        keys,
+        features,
+        choice.cascade,
+        spec.judge_id,
+        [*result.judgments, *earlier_out],
+        lambda places: estimate_run([every[p] for p in places], spec.votes, spec.model, system),
+        choice.seed,
+    )
+    rendered = [every[place] for place in asked]
+    return JudgePlan(
+        estimate=estimate_run(rendered, spec.votes, spec.model, system),
+        rendered=rendered,
+        earlier=list(result.judgments),
+        population=len(every),
+        cascade=part,
+    )
+
+
+def _indexed_cascade(
+    reader: IndexReader,
+    shown: dict[str, str],
+    steps: pl.DataFrame,
+    spec: JudgeSpec,
+    conditions: Sequence[Condition],
+    choice: Choice,
+    live: ToolCatalog | None,
+    earlier: Sequence[Judgment],
+) -> tuple[pl.DataFrame, CascadePart]:
+    """A cascade's steps through the index: the scorer reads each step's features as the
+    index keeps them; the estimate is the index's figures' (else the steps rendered)."""
+    assert choice.cascade is not None
+    keys = _keys(steps)
+    rows = reader.conn.execute(
+        "SELECT session_id, turn_index, step_index, parent_call_id, features FROM step_inputs"
+        " WHERE source_file IN (SELECT path FROM scope) AND features IS NOT NULL"
+    ).fetchall()
+    features = {
+        (session, turn, step, parent): StepFeatures.model_validate_json(text)
+        for session, turn, step, parent, text in rows
+    }
+    figures: list[UnitFigures] | None = figures_of(steps)
+    options = spec.render_options()
+    if not (tuple(conditions) == ("full",) and live is None and options == RenderOptions()):
+        figures = None
+    if figures is None:
+        wanted = set(steps.select("source_file", "session_id").iter_rows())
+        every = render_chosen(sessions_of(reader, shown, wanted), steps, conditions, live, options)
+        figures = [unit_figures(unit) for unit in every]
+    system = spec.system_text()
+    found = figures
+    asked, part = choose_cascade(
+        keys,
+        features,
+        choice.cascade,
+        spec.judge_id,
+        earlier,
+        lambda places: estimate_figures([found[p] for p in places], spec.votes, spec.model, system),
+        choice.seed,
+    )
+    return steps[asked], part
 
 
 def _judgments_under(reader: IndexReader) -> list[Judgment]:

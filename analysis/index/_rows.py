@@ -101,6 +101,7 @@ TABLES: dict[str, dict[str, str]] = {
         "rater": "VARCHAR",
         "message_id": "VARCHAR",
         "catalog_size": "INTEGER",
+        "via": "VARCHAR",
     },
     "step_inputs": INPUT_COLUMNS,
     "labels": {
@@ -115,6 +116,10 @@ TABLES: dict[str, dict[str, str]] = {
 }
 """Each table's columns and DuckDB types, in order. ``labels`` holds people's current step
 labels, each row naming the label store it came from (its ``source_file``)."""
+
+SCORER_OWN = "rater = 'scorer' AND via IS NULL"
+"""The ``judgments`` rows a trained step scorer gave as a rater of its own (``tsq score``'s),
+not those a cascade kept (``analysis.models.Judgment.by_scorer``)."""
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -251,6 +256,7 @@ def judgment_row(judgment: Judgment, source_file: str | None) -> dict[str, Any]:
         "rater": judgment.rater,
         "message_id": judgment.message_id,
         "catalog_size": judgment.catalog_size,
+        "via": judgment.via,
     }
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.index._build import IndexProblem, update_index
+from analysis.index._cascade import cascade_choice
 from analysis.index._plan import Choice, JudgePlan, direct_plan, indexed_plan
 from analysis.index._read import IndexReader
 from analysis.ingest import load
@@ -18,7 +19,8 @@ from analysis.models import Judgment, LoadResult, Session, ToolCatalog
 
 
 def choice_of(options: JudgeOptions) -> Choice:
-    """How the units are chosen, from the run's options."""
+    """How the units are chosen, from the run's options (a cascade's scorer read from its
+    folder: :class:`~analysis.judge.RunRefused` where it holds none that can be used)."""
     return Choice(
         unit=options.unit,
         selection=options.selection,
@@ -27,6 +29,7 @@ def choice_of(options: JudgeOptions) -> Choice:
         seed=options.seed,
         sample_to=options.sample_to,
         strata=options.strata,
+        cascade=cascade_choice(options),
     )
 
 
@@ -44,12 +47,15 @@ def planned(plan: JudgePlan, judge_id: str) -> PlannedUnits:
             f"  {s.name}: {s.taken:,} of {s.steps:,} steps (needs {s.needed:,})"
             for s in sample.strata
         ]
+    if plan.cascade is not None:
+        lines += plan.cascade.lines
     return PlannedUnits(
         units=plan.rendered,
         estimate=plan.estimate,
         earlier=plan.earlier,
         sample=lines,
         sampled=sample is not None,
+        cascade=plan.cascade,
     )
 
 

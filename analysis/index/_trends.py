@@ -33,6 +33,7 @@ from analysis._intervals import (
 from analysis._scores import judge_name, majority_label, rater_in_words, sessions_judges
 from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
+from analysis.index._rows import SCORER_OWN
 from analysis.judge import merge_judgments
 from analysis.models import STEP_KEYS, Judgment, ScorerRecord, step_item_id
 from analysis.study import StepLabel
@@ -73,7 +74,7 @@ _JUDGMENT_SCHEMA = pl.Schema(
     }
 )
 JUDGES_QUERY = """SELECT session_id, turn_index, step_index, parent_call_id, condition, judge,
-       judge_id, rater, source_file, line
+       judge_id, rater, via, source_file, line
 FROM (SELECT *, row_number() OVER () AS line FROM judgments)"""
 """Every judgment (any condition, steps and whole turns) with its place: what decides whose
 judgments count in a session (:func:`analysis._scores.sessions_judges`)."""
@@ -152,7 +153,8 @@ def _indexed_judges(
         .select("session_id", "judge")
         .rows()
     )
-    return judged, set(frame.filter(pl.col("rater") == "scorer")["judge"].unique())
+    own = (pl.col("rater") == "scorer") & pl.col("via").is_null()
+    return judged, set(frame.filter(own)["judge"].unique())
 
 
 def step_scores(
@@ -181,7 +183,7 @@ def step_scores(
     if judgments is None:
         given = _indexed_judgments(reader, judgments_query, scope).cast(_JUDGMENT_SCHEMA)
     else:  # those, and the scores tsq score wrote into the index (in no file)
-        scored = _indexed_judgments(reader, f"{judgments_query} AND rater = 'scorer'", scope)
+        scored = _indexed_judgments(reader, f"{judgments_query} AND {SCORER_OWN}", scope)
         given = pl.concat(
             [scored.cast(_JUDGMENT_SCHEMA), _judgment_frame(judgments).cast(_JUDGMENT_SCHEMA)]
         ).unique(MERGE_KEYS, keep="last", maintain_order=True)
@@ -198,7 +200,7 @@ def step_scores(
             by_scorers = scored.select("session_id", "judge").rows()
             judged_by = [*by_scorers, *((j.session_id, judge_name(j)) for j in merged)]
             scorers = {judge for _, judge in by_scorers}
-            scorers |= {judge_name(j) for j in merged if j.rater == "scorer"}
+            scorers |= {judge_name(j) for j in merged if j.by_scorer}
         owners = sessions_judges(judged_by, scorers=scorers)
         owner = pl.col("session_id").replace_strict(owners, default=None, return_dtype=pl.String)
         counted = matched.filter(pl.col("judge") == owner)

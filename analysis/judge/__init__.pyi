@@ -21,6 +21,14 @@ from ._audit import (
     open_run as open_run,
     spending_caps as spending_caps,
 )
+from ._cascade import (
+    UNSURE_FIRST as UNSURE_FIRST,
+    CascadePart as CascadePart,
+    cascade_id as cascade_id,
+    cascade_in_words as cascade_in_words,
+    in_cascade as in_cascade,
+    judged_before as judged_before,
+)
 from ._chainpoll import (
     JudgeConfig as JudgeConfig,
     default_cache_dir as default_cache_dir,

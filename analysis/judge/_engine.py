@@ -31,6 +31,7 @@ from analysis.judge._audit import (
     close_run,
     open_run,
 )
+from analysis.judge._cascade import CascadePart
 from analysis.judge._chainpoll import JudgeConfig, judge_rendered
 from analysis.judge._cost import RunEstimate, start_refusal
 from analysis.judge._results import VerdictChange, changed_verdicts, merge_judgments
@@ -88,6 +89,14 @@ class JudgeOptions(BaseModel):
     """Seconds one model request may take before it is retried, then given up."""
     cache_dir: Path | None = None
     """The vote cache's folder; None: the user's cache folder."""
+    cascade: Path | None = None
+    """A trained step scorer's folder: the judge asks only about the steps whose scorer
+    probability is least certain (``budget`` or ``uncertain`` of them), the scorer's verdict
+    is kept elsewhere (``analysis.judge.CascadePart``)."""
+    budget: float | None = Field(default=None, ge=0)
+    """With ``cascade``: as many of the least certain steps as the estimate (USD) allows."""
+    uncertain: int | None = Field(default=None, ge=0)
+    """With ``cascade``: this many of the least certain steps."""
 
     def conditions(self, spec: JudgeSpec) -> tuple[Condition, ...]:
         """Every condition with ``ablation``, else the spec's."""
@@ -106,6 +115,8 @@ class PlannedUnits:
     sample: list[str] = field(default_factory=list)
     """The sample in words, a line per stratum after the first; empty without ``sample_to``."""
     sampled: bool = False
+    cascade: CascadePart | None = None
+    """With ``cascade``: the steps keeping the scorer's verdict, and the cascade in words."""
 
 
 class RunRefused(Exception):
@@ -144,6 +155,7 @@ class RunPlan:
     earlier: list[Judgment] = field(default_factory=list)
     sample: list[str] = field(default_factory=list)
     sampled: bool = False
+    cascade: CascadePart | None = None
     kept: list[Judgment] = field(default_factory=list)
     """Judgments kept beside the run (``--out``'s, the page's): merged under its own."""
     cost_refusal: str | None = None
@@ -238,12 +250,15 @@ def prepare_run(
         earlier=planned.earlier,
         sample=planned.sample,
         sampled=planned.sampled,
+        cascade=planned.cascade,
         refusal=estimate.refusal,
     )
     if plan.refusal:
         return plan
     expected = estimate.cost_batch_usd if options.batch else estimate.cost_cached_usd
     api_key, key_refusal = _key(spec, os.environ if keys is None else keys, endpoints)
+    if planned.cascade is not None and not planned.units:  # the scorer's verdicts only
+        key_refusal = None
     config = spec.judge_config(
         api_key=api_key,
         endpoints=endpoints,
@@ -281,6 +296,13 @@ def execute(plan: RunPlan, on_unit: Callable[[], None] | None = None) -> RunOutc
         steps=len(plan.units or []),
         estimated_usd=plan.expected_usd,
     )
+    if plan.cascade is not None and plan.run_refusal is None and not plan.units:
+        judgments = plan.cascade.judgments([])  # nothing to ask: no request, nothing spent
+        return RunOutcome(
+            judgments=judgments,
+            merged=merge_judgments(plan.kept, judgments),
+            summary=[plan.cascade.summary([])],
+        )
     refusal = plan.run_refusal or (None if plan.config else "Not started: nothing was planned.")
     run, refusal = open_run(entry, plan.caps, plan.audit, refusal)
     if refusal is not None or plan.config is None:
@@ -304,17 +326,39 @@ def execute(plan: RunPlan, on_unit: Callable[[], None] | None = None) -> RunOutc
         raise
     close_run(run, plan.audit, "done", stats.cost_usd)
     earlier = [*plan.earlier, *plan.kept]
+    summary = run_summary(judgments, stats)
+    if plan.cascade is not None:
+        summary.append(plan.cascade.summary(judgments))
+        judgments = plan.cascade.judgments(judgments)
     return RunOutcome(
         judgments=judgments,
         merged=merge_judgments(plan.kept, judgments),
         stats=stats,
-        summary=run_summary(judgments, stats),
+        summary=summary,
         changes=changed_verdicts(earlier, judgments) if earlier else None,
     )
 
 
+def _cascade_refusal(options: JudgeOptions) -> str | None:
+    """A cascade's options that do not go together, in one sentence."""
+    if options.cascade is None:
+        if options.budget is not None or options.uncertain is not None:
+            return "--budget and --uncertain choose the steps of a cascade: give --cascade DIR."
+        return None
+    if (options.budget is None) == (options.uncertain is None):
+        return "A cascade needs --budget USD or --uncertain N (one of them)."
+    if options.unit == "turn" or options.text_steps or options.ablation:
+        return "A cascade judges steps that called tools: not with turns, text steps or ablation."
+    if options.sample_to is not None:
+        return "A cascade chooses its own steps: not with --sample-to."
+    return None
+
+
 def _selection_refusal(options: JudgeOptions) -> str | None:
-    """Steps chosen in words that are not ``all``, ``first`` or ``sample:N``."""
+    """Steps chosen in words that are not ``all``, ``first`` or ``sample:N``, and a cascade's
+    options that do not go together."""
+    if refusal := _cascade_refusal(options):
+        return refusal
     if options.unit == "turn":
         return None
     try:

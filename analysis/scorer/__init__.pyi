@@ -3,6 +3,7 @@ judge's votes) that scores every step cheaply, measured against people on labels
 
 from ._charts import (
     card_in_words as card_in_words,
+    cascade_chart as cascade_chart,
     contributions_chart as contributions_chart,
     reliability_chart as reliability_chart,
 )
@@ -53,6 +54,7 @@ from ._train import (
 )
 from ._versus import (
     align_scorer as align_scorer,
+    cascade_points as cascade_points,
     measure_beside_specs as measure_beside_specs,
     sample_scorer_versus as sample_scorer_versus,
 )

@@ -3,10 +3,13 @@ what moved one step's probability."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import altair as alt
 import polars as pl
 
 from analysis._format import interval, number, share
+from analysis.align import CascadePoint
 from analysis.scorer._explain import StepExplanation
 from analysis.scorer._metrics import ScorerMetrics
 from analysis.scorer._model import ScorerCard
@@ -106,3 +109,58 @@ def contributions_chart(explanation: StepExplanation) -> alt.Chart:
         )
     )
     return chart
+
+
+def cascade_chart(points: Sequence[CascadePoint]) -> alt.LayerChart:
+    """Agreement with people against what the LLM judge is asked about, one line per judge
+    spec: at 0 the scorer alone, at 100% the judge alone, between them a cascade sending the
+    scorer's least sure steps to the judge; each point with its 95% interval over sessions,
+    and what the judge's verdicts on those steps cost in its tooltip."""
+    frame = pl.DataFrame(
+        [
+            {
+                "judge": point.judge_id,
+                "share": point.share,
+                "steps": f"{point.judged_steps} of {point.n}",
+                "agreement": point.agreement,
+                "low": point.agreement_ci[0] if point.agreement_ci else None,
+                "high": point.agreement_ci[1] if point.agreement_ci else None,
+                "cost": f"${point.cost_usd:.2f}" if point.cost_usd is not None else "unknown",
+            }
+            for point in points
+        ],
+        schema={
+            "judge": pl.String,
+            "share": pl.Float64,
+            "steps": pl.String,
+            "agreement": pl.Float64,
+            "low": pl.Float64,
+            "high": pl.Float64,
+            "cost": pl.String,
+        },
+    ).to_pandas()
+    x = alt.X(
+        "share:Q",
+        title="share of steps sent to the LLM judge (its cost grows with it)",
+        axis=alt.Axis(format="%"),
+        scale=alt.Scale(domain=[0, 1]),
+    )
+    color = alt.Color("judge:N", title="LLM judge")
+    base = alt.Chart(frame)
+    tooltip = [
+        alt.Tooltip("judge:N"),
+        alt.Tooltip("steps:N", title="steps to the judge"),
+        alt.Tooltip("cost:N", title="the judge's cost"),
+        alt.Tooltip("agreement:Q", format=".1%"),
+        alt.Tooltip("low:Q", format=".1%", title="95% low"),
+        alt.Tooltip("high:Q", format=".1%", title="95% high"),
+    ]
+    line = base.mark_line(point=True).encode(
+        x=x,
+        y=alt.Y("agreement:Q", title="agreement with people", axis=alt.Axis(format="%")),
+        color=color,
+        tooltip=tooltip,
+    )
+    bars = base.mark_rule(opacity=0.5).encode(x=x, y="low:Q", y2="high:Q", color=color)
+    title = "Cost against agreement: the trained scorer cascading to an LLM judge (test part)"
+    return alt.LayerChart(layer=[bars, line], title=title)

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 from analysis._scores import judge_name
 from analysis.align import (
+    CASCADE_SHARES,
     NO_WORSE_MARGIN,
     AlignReport,
+    CascadePoint,
     LabelSet,
     RaterScore,
     compare,
@@ -50,13 +52,15 @@ def align_scorer(
         [labels[item] for item in measured],
         sessions=[session_of(item) for item in measured],
     )
-    versus = []
+    versus, cascade = [], []
+    chance = dict(zip(measured, probabilities, strict=True))
     for judge in judges:
-        theirs = {
-            j.item_id: majority_label(j.score)
+        judged = {
+            j.item_id: j
             for j in judgments
             if judge_name(j) == judge and j.unit == "step" and j.score is not None
         }
+        theirs = {item: majority_label(j.score or 0.0) for item, j in judged.items()}
         both = [item for item in measured if item in theirs]
         comparison = compare(
             judge,
@@ -68,13 +72,59 @@ def align_scorer(
             sessions=[session_of(item) for item in both],
         )
         versus.append(rater_verdict(comparison, margin))
+        cascade += cascade_points(
+            card.scorer_id,
+            judge,
+            [(item, people[item], labels[item], chance[item], judged[item]) for item in both],
+        )
     return RaterScore(
         scorer_id=card.scorer_id,
         name=card.name,
         score=score,
         versus=versus,
         left_out=len(items) - len(measured),
+        cascade=cascade,
     )
+
+
+def cascade_points(
+    scorer_id: str,
+    judge_id: str,
+    steps: Sequence[tuple[str, str, str, float, Judgment]],
+    shares: Sequence[float] = CASCADE_SHARES,
+) -> list[CascadePoint]:
+    """The cascade from the scorer to the judge at each of ``shares`` on ``steps`` (item,
+    people's label, the scorer's label, its probability, the judge's judgment): the judge's
+    verdict on that share of the steps the scorer was least sure of (nearest 0.5, then by
+    item), the scorer's elsewhere, against people, each with its session-bootstrap interval
+    and, paired, against the scorer alone."""
+    ranked = sorted(steps, key=lambda step: (abs(step[3] - 0.5), step[0]))
+    people = [step[1] for step in ranked]
+    alone = [step[2] for step in ranked]
+    sessions = [session_of(step[0]) for step in ranked]
+    points = []
+    for share in shares:
+        taken = round(share * len(ranked))
+        mixed: list[str] = [majority_label(step[4].score or 0.0) for step in ranked[:taken]]
+        mixed += alone[taken:]
+        score = score_spec(judge_id, judge_id, "test", people, mixed, sessions=sessions)
+        costs = [step[4].cost_usd for step in ranked[:taken]]
+        points.append(
+            CascadePoint(
+                scorer_id=scorer_id,
+                judge_id=judge_id,
+                share=share,
+                judged_steps=taken,
+                n=len(ranked),
+                agreement=score.agreement,
+                agreement_ci=score.agreement_ci,
+                versus_scorer=compare(
+                    scorer_id, judge_id, "test", people, alone, mixed, sessions=sessions
+                ),
+                cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+            )
+        )
+    return points
 
 
 def measure_beside_specs(
