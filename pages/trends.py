@@ -7,13 +7,18 @@ import streamlit as st
 
 from analysis.index import (
     DIMENSIONS,
+    WATCH_DIMENSIONS,
     Dimension,
+    WatchDimension,
+    WatchProblem,
     judge_in_words,
     moved_most,
     readable_trends,
     shift,
+    trained_tools_of,
     trend_chart,
     trends,
+    watch,
 )
 from workbench import (
     chart_downloads,
@@ -69,6 +74,19 @@ st.caption(
     "session count too. Agreement with people compares the judge's majority with the people's "
     "step labels saved on the Turn page, its interval resampling sessions too."
 )
+if by in WATCH_DIMENSIONS:  # the newest group against the one before, as tsq watch says it
+    try:
+        verdict = watch(
+            steps,
+            cast(WatchDimension, by),
+            starts=workspace.collection.session_starts,
+            trained_tools=trained_tools_of(steps["judge"][0], workspace.collection.scorers),
+        )
+    except WatchProblem as problem:
+        st.caption(f"Downgrade watch: {inert(str(problem))}.")
+    else:
+        shown_as = st.warning if verdict.drop else st.success
+        shown_as(inert(verdict.sentence), icon=":material/trending_down:" if verdict.drop else None)
 chart = trend_chart(table, by)
 st.altair_chart(chart)
 chart_downloads(chart, f"tsq-by-{by}")

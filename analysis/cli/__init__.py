@@ -18,6 +18,7 @@ from analysis.cli._lint import lint
 from analysis.cli._report import report
 from analysis.cli._scorer import score, scorer_group
 from analysis.cli._study import adjudicate, agreement
+from analysis.cli._watch import watch_command
 
 __all__ = ["DEFAULT_MAX_CHARS", "DEFAULT_STEP_CHARS", "REQUEST_TIMEOUT", "cli", "main"]
 
@@ -44,6 +45,7 @@ for command in (
     claude_group,
     index_command,
     trends_command,
+    watch_command,
     scorer_group,
     score,
 ):

@@ -53,3 +53,12 @@ from ._trends import (
     trend_chart as trend_chart,
     trends as trends,
 )
+from ._watch import (
+    WATCH_DIMENSIONS as WATCH_DIMENSIONS,
+    WatchDimension as WatchDimension,
+    WatchProblem as WatchProblem,
+    WatchVerdict as WatchVerdict,
+    ordered_groups as ordered_groups,
+    trained_tools_of as trained_tools_of,
+    watch as watch,
+)

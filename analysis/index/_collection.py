@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from functools import cached_property, lru_cache
 from operator import itemgetter
 from pathlib import Path
@@ -260,6 +261,17 @@ class Collection:
         from analysis.views import session_names_of
 
         return session_names_of(self._rows.select("session_id", "title", "first_ask"))
+
+    @cached_property
+    def session_starts(self) -> dict[str, datetime | None]:
+        """Each session's start (its first record's time; a session in several files: the
+        earliest), None where no record gave one: what orders models and agents in
+        :func:`analysis.index.ordered_groups`."""
+        starts: dict[str, datetime | None] = {}
+        for session, started in self._rows.select("session_id", "started").iter_rows():
+            known = starts.get(session)
+            starts[session] = min(known, started) if known and started else known or started
+        return starts
 
     def overview_inputs(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The sessions' :data:`~analysis.views.OVERVIEW_BASE` columns and their labels."""

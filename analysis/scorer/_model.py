@@ -113,6 +113,10 @@ class ScorerCard(BaseModel):
     trained_sessions: list[str]
     """The sessions whose steps trained it (people's labels and a judge's verdicts): measuring
     it later (``tsq align --scorer``) leaves their steps out."""
+    trained_tools: list[str] = []
+    """The tools called by the steps that trained it, sorted, each once: a step that calls a
+    tool not among them is one it never saw the like of (``tsq watch --scorer`` gives the
+    share of such steps). Empty on a card saved before cards listed them."""
     split_seed: int
     test_share: float
     library_versions: dict[str, str]

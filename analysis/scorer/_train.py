@@ -211,6 +211,9 @@ def train_scorer(
         },
         judge_id=plan.judge_id,
         trained_sessions=sorted({session_of(e.item_id) for e in plan.examples}),
+        trained_tools=sorted(
+            {tool for e in plan.examples for tool in by_item[e.item_id].call_tools}
+        ),
         split_seed=split_seed,
         test_share=test_share,
         library_versions=library_versions(),
