@@ -12,7 +12,11 @@ Bash, which Claude Code's own Grep, Glob and Read tools do better, is incorrect)
 - ``tsq score`` scores every main-agent step of the collection (goal at 10,000 sessions:
   ≤ 60 s and ≤ 1.5 GB), then again with every step scored before (all skipped);
 - ``tsq ingest`` reads the collection through the index before and after scoring: the
-  scorer's judgments in the index must not make opening a collection slower (the ratio).
+  scorer's judgments in the index must not make opening a collection slower (the ratio);
+- ``tsq judge --cascade --budget 5 --dry-run`` chooses the steps a cascade asks the judge
+  about, before scoring (the scorer reads every step's features) and after (it reuses the
+  probabilities ``tsq score`` kept): the ratio;
+- ``tsq watch --by week --scorer`` and ``--by version`` on the scored collection.
 
 Prints each figure and how scoring grows with the number of sessions (seconds per 1,000
 sessions, and the ratio to the smallest size).
@@ -48,15 +52,16 @@ DEDICATED = re.compile(r"^call:Bash:(?:grep|rg|egrep|find|cat|head|tail|ls)$")
 Claude Code's own tools does better (Grep, Glob, Read) is incorrect; every other is correct."""
 
 
-def timed(*args: str) -> tuple[float, float, str]:
-    """``tsq ARGS`` in a process: wall seconds, peak memory in GB, and its stdout."""
+def timed(*args: str, ok: tuple[int, ...] = (0,)) -> tuple[float, float, str]:
+    """``tsq ARGS`` in a process: wall seconds, peak memory in GB, and its stdout (an exit
+    status outside ``ok`` stops the benchmark)."""
     done = subprocess.run(
         ["/usr/bin/time", "-f", "%e %M", sys.executable, "-m", "analysis", *args],
         capture_output=True,
         text=True,
         check=False,
     )
-    if done.returncode != 0:
+    if done.returncode not in ok:
         raise SystemExit(f"tsq {' '.join(args)} failed:\n{done.stderr[-2000:]}")
     seconds, kilobytes = done.stderr.strip().splitlines()[-1].split()
     return float(seconds), int(kilobytes) / 1024**2, done.stdout
@@ -107,9 +112,27 @@ def measure(folder: Path, work: Path, labelled: int) -> dict[str, Any]:
         str(scorer),
     )
     opened = timed("ingest", str(folder), "--index", str(index))
+    cascade = ["judge", str(folder), "--cascade", str(scorer), "--budget", "5", "--dry-run"]
+    cascade += ["--model", "claude-sonnet-4-5", "--index", str(index)]
+    cold = timed(*cascade)
     first = timed("score", str(folder), "--scorer", str(scorer), "--index", str(index))
     again = timed("score", str(folder), "--scorer", str(scorer), "--index", str(index))
     reopened = timed("ingest", str(folder), "--index", str(index))
+    warm = timed(*cascade)
+    watched = {
+        by: timed(
+            "watch",
+            str(folder),
+            "--by",
+            by,
+            "--scorer",
+            str(scorer),
+            "--index",
+            str(index),
+            ok=(0, 1),
+        )
+        for by in ("week", "version")
+    }
     return {
         "index": (built, built_gb),
         "labels": counts,
@@ -119,6 +142,8 @@ def measure(folder: Path, work: Path, labelled: int) -> dict[str, Any]:
         "scored": first[2].strip(),
         "again": again[:2],
         "open": (opened[:2], reopened[:2]),
+        "cascade": (cold[:2], warm[:2], warm[2].splitlines()[1]),
+        "watch": {by: (found[0], found[1], found[2].strip()) for by, found in watched.items()},
     }
 
 
@@ -156,6 +181,15 @@ def main() -> None:
             f"  tsq ingest through the index: {before:.1f} s, {before_gb:.2f} GB before scoring; "
             f"{after:.1f} s, {after_gb:.2f} GB after ({after / before:.2f} times)"
         )
+        (cold_s, cold_gb), (warm_s, warm_gb), chosen = figures["cascade"]
+        print(
+            f"  cascade --budget 5 --dry-run: {cold_s:.1f} s, {cold_gb:.2f} GB before scoring; "
+            f"{warm_s:.1f} s, {warm_gb:.2f} GB after ({warm_s / cold_s:.2f} times)"
+        )
+        print(f"    {chosen}")
+        for by, (seconds, gb, said) in figures["watch"].items():
+            print(f"  watch --by {by}: {seconds:.1f} s, {gb:.2f} GB")
+            print(f"    {said}")
     smallest = min(results)
     print("\nhow scoring grows")
     for size, figures in results.items():

@@ -203,8 +203,7 @@ if cascading:
         "cascade entries). Each point's interval resamples sessions; the tooltip gives the "
         "judge's cost where its judgments recorded one."
     )
-    for point in beside.cascade:
-        st.markdown(f"- {inert(point.judge_id)}: {inert(point.in_words())}")
+    st.dataframe(analysis.scorer.cascade_table(beside.cascade), hide_index=True)
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:

@@ -41,6 +41,20 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+def page_has_run(page: Any, timeout: float = 60_000) -> None:
+    """Until the Streamlit page in ``page`` has run after a load or an interaction: a moment
+    for a rerun to start, then no skeleton, no script running, and a moment to draw."""
+    page.wait_for_timeout(250)
+    page.wait_for_function(
+        "!document.querySelector('[data-testid=\"stSkeleton\"]')"
+        " && document.querySelector('[data-testid=\"stApp\"]')"
+        " && document.querySelector('[data-testid=\"stApp\"]')"
+        ".getAttribute('data-test-script-state') !== 'running'",
+        timeout=timeout,
+    )
+    page.wait_for_timeout(250)
+
+
 CORPUS = REPO.parent / "shared" / "corpus"
 SAMPLES = REPO / "sample_data"
 SAMPLE_FOLDERS = [p for p in sorted(SAMPLES.iterdir()) if p.is_dir() and p.name != "alignment"]

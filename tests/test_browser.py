@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, RICH, launch_chromium, needs_chromium
+from conftest import CORPUS, RICH, launch_chromium, needs_chromium, page_has_run
 from streamlit_server import streamlit_server
 
 pytestmark = [
@@ -271,28 +271,22 @@ def test_markup_from_data_never_reaches_the_page(server, tmp_path):
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
 
-        def settle() -> None:
-            page.wait_for_function(
-                "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
-            )
-            page.wait_for_timeout(1500)
-
         page.goto(f"{server}/?{source}")
         page.get_by_text("1 of 1 sessions").wait_for(timeout=30_000)
-        settle()
+        page_has_run(page)
         for path in ("session", "turn", "catalog", "judge"):
             page.goto(f"{server}/{path}?{source}&session=hostile-session&turn=0")
             page.get_by_role("heading", name=path.capitalize()).wait_for(timeout=30_000)
-            settle()
+            page_has_run(page)
         page.goto(f"{server}/agreement")
         labels = page.get_by_role("textbox", name="Labels (folder or file)")
         labels.fill(str(study))
         labels.press("Enter")
         page.get_by_text("Sessions", exact=True).first.wait_for(timeout=30_000)
-        settle()
+        page_has_run(page)
         page.locator(".st-key-workbench_navigation").get_by_text("Adjudicate", exact=True).click()
         page.get_by_role("heading", name="Adjudicate").wait_for(timeout=30_000)
-        settle()
+        page_has_run(page)
         body = page.inner_text("body")
         browser.close()
     assert "evil.example/value.png" in body  # the hostile label is on the page, as text
@@ -315,7 +309,7 @@ def test_back_returns_to_the_previous_page_with_its_data_source(server, screensh
         for title in ("Session", "Turn"):
             navigation.get_by_text(title, exact=True).click()
             page.get_by_role("heading", name=title).wait_for(timeout=30_000)
-            page.wait_for_timeout(1500)
+            page_has_run(page)
             assert "source=alignment" in page.url
         entries = page.evaluate("history.length") - start
         assert entries == 2, f"{entries} history entries for two clicks"
@@ -324,17 +318,17 @@ def test_back_returns_to_the_previous_page_with_its_data_source(server, screensh
         assert first, "the picker names the session shown"
         picker.click()
         page.get_by_role("option").nth(1).click()
-        page.wait_for_timeout(1500)
+        page_has_run(page)
         assert "session=" in page.url
         assert page.evaluate("history.length") - start == 3, "a session picked: one entry"
         page.go_back()
-        page.wait_for_timeout(1500)
+        page_has_run(page)
         assert picker.input_value() == first, "Back shows the session shown before the pick"
         entries = 2
         seen = []
         for _ in range(entries):
             page.go_back()
-            page.wait_for_timeout(1500)
+            page_has_run(page)
             seen.append(page.locator("h1").first.inner_text())
             assert "source=alignment" in page.url, page.url
         assert "Session" in seen

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RICH, launch_chromium, needs_chromium
+from conftest import RICH, launch_chromium, needs_chromium, page_has_run
 from streamlit_server import Server, reserved_port, streamlit_command, streamlit_server
 
 import analysis
@@ -90,25 +90,13 @@ def login_workbench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
         yield Workbench(server, data)
 
 
-def settle(tab: Any) -> None:
-    """Until the page has run: no skeleton, no running indicator."""
-    tab.wait_for_function("!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000)
-    tab.get_by_test_id("stApp").wait_for(timeout=30_000)
-    tab.wait_for_function(
-        "document.querySelector('[data-testid=\"stApp\"]')"
-        ".getAttribute('data-test-script-state') !== 'running'",
-        timeout=60_000,
-    )
-    tab.wait_for_timeout(500)
-
-
 def asks_to_log_in(tab: Any, url: str) -> None:
     """The page at ``url`` asks to log in and shows nothing of the data."""
     from playwright.sync_api import expect
 
     tab.goto(url)
     expect(tab.get_by_text(ASK_TO_LOG_IN)).to_be_visible(timeout=30_000)
-    settle(tab)
+    page_has_run(tab)
     expect(tab.get_by_role("button", name="Log in")).to_be_visible()
     assert tab.get_by_test_id("stDataFrame").count() == 0
     assert tab.get_by_test_id("stHeading").count() == 0
@@ -124,7 +112,7 @@ def log_in(tab: Any, email: str) -> None:
     tab.locator("input[name=sub]").fill(email)
     tab.get_by_role("button", name="Authorize").click()
     expect(tab.get_by_text(f"Logged in as {email}")).to_be_visible(timeout=30_000)
-    settle(tab)
+    page_has_run(tab)
 
 
 def label_step(tab: Any, value: str) -> None:
@@ -173,14 +161,14 @@ def test_people_log_in_label_as_themselves_and_log_out(login_workbench, screensh
         for page in PAGES:  # logged in: every page runs, and says who is in
             tab.goto(f"{url}/{page}")
             expect(tab.get_by_text("Logged in as ana@example.org")).to_be_visible(timeout=60_000)
-            settle(tab)
+            page_has_run(tab)
             assert tab.get_by_test_id("stHeading").count() > 0, page
             assert tab.get_by_test_id("stException").count() == 0, page
             assert tab.get_by_text(ASK_TO_LOG_IN).count() == 0, page
 
         tab.goto(f"{url}/{TURN}")
         expect(tab.get_by_text("Saving as ana@example.org")).to_be_visible(timeout=60_000)
-        settle(tab)
+        page_has_run(tab)
         assert tab.get_by_label("Your name").count() == 0
         label_step(tab, "incorrect")
         tab.screenshot(path=screenshots / "3-labelled.png", full_page=True)
@@ -206,7 +194,7 @@ def test_people_log_in_label_as_themselves_and_log_out(login_workbench, screensh
         log_in(other, "ben@example.org")
         other.goto(f"{url}/{TURN}")
         expect(other.get_by_text("Saving as ben@example.org")).to_be_visible(timeout=60_000)
-        settle(other)
+        page_has_run(other)
         label_step(other, "correct")
         assert login_workbench.labels() == {
             "ana@example.org": "incorrect",
@@ -215,14 +203,14 @@ def test_people_log_in_label_as_themselves_and_log_out(login_workbench, screensh
 
         tab.goto(f"{url}/adjudicate")  # Ana, still logged in
         expect(tab.get_by_text("Saving as ana@example.org")).to_be_visible(timeout=60_000)
-        settle(tab)
+        page_has_run(tab)
         tab.screenshot(path=screenshots / "5-adjudicate.png", full_page=True)
 
         tab.get_by_role("button", name="Log out").click()
         # The provider is told too (its end-session endpoint), and sends the browser back.
         tab.get_by_role("button", name="End session").click()
         expect(tab.get_by_text(ASK_TO_LOG_IN)).to_be_visible(timeout=30_000)
-        settle(tab)
+        page_has_run(tab)
         tab.screenshot(path=screenshots / "6-logged-out.png")
         assert COOKIE not in {c["name"] for c in visitor.cookies()}
         asks_to_log_in(tab, f"{url}/{TURN}")
@@ -255,7 +243,7 @@ def test_behind_a_proxy_the_header_names_who_saves(proxy_workbench, screenshots)
         nobody = chromium.new_page()
         nobody.goto(f"{url}/{TURN}")
         expect(nobody.get_by_text("sent no X-Forwarded-Email header")).to_be_visible(timeout=30_000)
-        settle(nobody)
+        page_has_run(nobody)
         assert nobody.get_by_test_id("stDataFrame").count() == 0
         assert nobody.get_by_test_id("stHeading").count() == 0
         nobody.screenshot(path=screenshots / "1-no-header.png")
@@ -265,7 +253,7 @@ def test_behind_a_proxy_the_header_names_who_saves(proxy_workbench, screenshots)
             tab = person.new_page()
             tab.goto(f"{url}/{TURN}")
             expect(tab.get_by_text(f"Saving as {email}")).to_be_visible(timeout=60_000)
-            settle(tab)
+            page_has_run(tab)
             assert tab.get_by_label("Your name").count() == 0
             label_step(tab, value)
             tab.screenshot(path=screenshots / f"2-{email}.png", full_page=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import data_root_workspace, launch_chromium, needs_chromium
+from conftest import data_root_workspace, launch_chromium, needs_chromium, page_has_run
 from streamlit_server import (
     REPO,
     accepts,
@@ -104,7 +104,7 @@ def _visit(url: str, wait_for: str, then: str | None = None) -> dict[str, int]:
         tab.wait_for_function(
             "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
         )
-        tab.wait_for_timeout(1500)
+        page_has_run(tab)
         counts = {
             "tables": tab.get_by_test_id("stDataFrame").count(),
             "headings": tab.get_by_test_id("stHeading").count(),

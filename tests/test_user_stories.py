@@ -11,7 +11,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, launch_chromium, needs_chromium
+from conftest import CORPUS, launch_chromium, needs_chromium, page_has_run
 from streamlit_server import streamlit_server
 from test_report import _rotation_judgments
 
@@ -49,7 +49,7 @@ def _open(page, url: str, heading: str) -> str:
         " && !document.querySelector('[data-testid=\"stStatusWidget\"]')"
     )
     page.wait_for_function(idle, timeout=60_000)
-    page.wait_for_timeout(3000)
+    page_has_run(page)
     body = page.inner_text("body")
     assert "Traceback" not in body
     return body
@@ -128,7 +128,7 @@ def test_the_researcher_compares_tools_with_their_intervals(server, judged_folde
         page = browser.new_page(viewport={"width": 1400, "height": 1400})
         _open(page, f"{server}/trends?{_source(judged_folder)}", "Trends")
         page.get_by_text("tool", exact=True).first.click()
-        page.wait_for_timeout(3000)
+        page_has_run(page)
         table = page.get_by_test_id("stDataFrame").first
         headers = table.locator("[role=columnheader]").all_inner_texts()
         cells = table.locator("[role=gridcell]").all_inner_texts()
@@ -163,7 +163,7 @@ def test_a_bad_folder_is_one_sentence_naming_it(server, screenshots, tmp_path, w
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(f"{server}/?{_source(folder)}", wait_until="networkidle")
         page.get_by_text(str(folder)).first.wait_for(timeout=60_000)
-        page.wait_for_timeout(2000)
+        page_has_run(page)
         body = page.inner_text("body")
         typed = page.get_by_label("Folder", exact=True).input_value()
         page.screenshot(path=str(screenshots / f"{where}.png"), full_page=True)

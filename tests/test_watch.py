@@ -342,17 +342,8 @@ def test_a_scorer_is_the_judge_and_gives_the_share_of_tools_it_never_saw(folders
     expected = sum(tool not in trained for tool in newest) / len(newest)
     assert 0 < expected < 1
     index = str(tmp_path / "index.duckdb")
-    done = tsq(
-        "watch",
-        str(folders["transcripts"]),
-        "--by",
-        "version",
-        "--index",
-        index,
-        "--scorer",
-        str(scorer),
-        "--json",
-    )
+    watching = ("watch", str(folders["transcripts"]), "--by", "version", "--index", index)
+    done = tsq(*watching, "--scorer", str(scorer), "--json")
     assert done.returncode in (0, 1), done.stderr
     shown = json.loads(done.stdout)
     assert shown["judge"] == json.loads((scorer / "card.json").read_text())["scorer_id"]
@@ -362,31 +353,13 @@ def test_a_scorer_is_the_judge_and_gives_the_share_of_tools_it_never_saw(folders
         f"{expected:.0%} of the {len(newest)} scored steps at 1.0.108 called a tool the "
         "scorer never saw in training (NotebookEdit)" in shown["sentence"]
     )
-    again = tsq(
-        "watch",
-        str(folders["transcripts"]),
-        "--by",
-        "version",
-        "--index",
-        index,
-        "--scorer",
-        str(scorer),
-    )
+    again = tsq(*watching, "--scorer", str(scorer))
     assert (
         f"Scored 0 steps with {shown['judge']} ({SESSIONS * TURNS * len(VERSIONS)} scored before)"
         in again.stderr
     )
-    by_id = tsq(
-        "watch",
-        str(folders["transcripts"]),
-        "--by",
-        "version",
-        "--index",
-        index,
-        "--judge-id",
-        shown["judge"],
-        "--json",
-    )  # its judgments read from the index, its card from the folder tsq score recorded
+    # its judgments read from the index, its card from the folder tsq score recorded
+    by_id = tsq(*watching, "--judge-id", shown["judge"], "--json")
     assert json.loads(by_id.stdout)["unseen_tools_share"] == pytest.approx(expected)
 
 

@@ -7,7 +7,7 @@ asked again (nor paid for) and keep its verdict; every other step keeps the scor
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,9 +97,21 @@ def _affordable(count: int, cost: Callable[[int], RunEstimate], choice: CascadeC
     return low
 
 
+def scored_by(
+    features: Mapping[StepKey, StepFeatures], choice: CascadeChoice
+) -> dict[StepKey, Judgment]:
+    """The scorer's own judgment of each step whose ``features`` are given."""
+    keys = list(features)
+    probabilities = scorer_probabilities([features[key] for key in keys], choice.scorer)
+    return {
+        key: scorer_judgment(features[key], probability, choice.card)
+        for key, probability in zip(keys, probabilities, strict=True)
+    }
+
+
 def choose_cascade(
     keys: Sequence[StepKey],
-    features: dict[StepKey, StepFeatures],
+    scored: Mapping[StepKey, Judgment],
     choice: CascadeChoice,
     judge_id: str,
     earlier: Sequence[Judgment],
@@ -108,19 +120,13 @@ def choose_cascade(
 ) -> tuple[list[int], CascadePart]:
     """Of the candidate steps ``keys`` (in the collection's order), the places of those the
     judge is asked about (in that order), and the cascade's other steps' judgments.
-    ``cost(places)`` estimates asking about the steps at ``places``; ``earlier`` are the
-    judgments among the inputs and kept beside the run."""
+    ``scored`` holds the scorer's own judgment of each step (:func:`scored_by`, or those
+    ``tsq score`` kept in the index); ``cost(places)`` estimates asking about the steps at
+    ``places``; ``earlier`` are the judgments among the inputs and kept beside the run."""
     card = choice.card
     name = cascade_id(card.scorer_id, judge_id)
     before = judged_before(earlier, judge_id)
-    scoring = [key for key in keys if key in features]
-    probability = dict(
-        zip(
-            scoring,
-            scorer_probabilities([features[key] for key in scoring], choice.scorer),
-            strict=True,
-        )
-    )
+    probability = {key: j.score for key in keys if (j := scored.get(key)) and j.score is not None}
     ranked = sorted(
         range(len(keys)),
         key=lambda place: (
@@ -132,12 +138,11 @@ def choose_cascade(
         asked = sorted(place for place in ranked[: choice.uncertain] if keys[place] not in before)
     else:  # what the budget buys of the others
         ranked = [place for place in ranked if keys[place] not in before]
-        asked = sorted(
-            ranked[: _affordable(len(ranked), lambda k: cost(sorted(ranked[:k])), choice)]
-        )
+        affordable = _affordable(len(ranked), lambda k: cost(sorted(ranked[:k])), choice)
+        asked = sorted(ranked[:affordable])
     asked_keys = {keys[place] for place in asked}
     by_scorer = [
-        in_cascade(scorer_judgment(features[key], probability[key], card), name)
+        in_cascade(scored[key], name)
         for key in keys
         if key in probability and key not in asked_keys and key not in before
     ]
@@ -174,7 +179,7 @@ def _in_words(
     )
     shown = [probability[keys[place]] for place in asked if keys[place] in probability]
     if shown:
-        line += f", scorer probability {min(shown):.2f} to {max(shown):.2f}"
+        line += f", scorer probability {min(shown):.3f} to {max(shown):.3f}"
     return [
         line,
         f"  {len(reused):,} judged by this judge before (kept), {len(by_scorer):,} keep the "

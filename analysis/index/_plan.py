@@ -13,8 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis.index._cascade import CascadeChoice, StepKey, choose_cascade
+from analysis.index._cascade import CascadeChoice, StepKey, choose_cascade, scored_by
 from analysis.index._read import IndexReader
+from analysis.index._rows import SCORER_OWN
 from analysis.index._sample import (
     LoadedSteps,
     Sample,
@@ -32,7 +33,21 @@ from analysis.ingest import load
 from analysis.judge import CascadePart, JudgeSpec, RunEstimate, estimate_figures, estimate_run
 from analysis.models import STEP_KEYS, Condition, JudgeUnit, Judgment, LoadResult, ToolCatalog
 from analysis.render import JudgeInput, RenderOptions, UnitFigures, judge_inputs, unit_figures
-from analysis.scorer import StepFeatures, step_features
+from analysis.scorer import StepFeatures, scored_step, step_features
+
+STORED = (
+    "session_id",
+    "turn_index",
+    "step_index",
+    "parent_call_id",
+    "message_id",
+    "score AS probability",
+    "coalesce(catalog_size, 0) AS catalog_size",
+)
+"""What a scorer's judgment ``tsq score`` kept in the index is made again from
+(``analysis.scorer.scored_step``'s arguments)."""
+FEATURE_BATCH = 20_000
+"""Steps whose features a cascade's scorer reads and scores at once."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +222,7 @@ def _direct_cascade(
     system = spec.system_text()
     asked, part = choose_cascade(
         keys,
-        features,
+        scored_by(features, choice.cascade),
         choice.cascade,
         spec.judge_id,
         [*result.judgments, *earlier_out],
@@ -234,18 +249,38 @@ def _indexed_cascade(
     live: ToolCatalog | None,
     earlier: Sequence[Judgment],
 ) -> tuple[pl.DataFrame, CascadePart]:
-    """A cascade's steps through the index: the scorer reads each step's features as the
-    index keeps them; the estimate is the index's figures' (else the steps rendered)."""
+    """A cascade's steps through the index: the scorer's judgments ``tsq score`` kept there,
+    and for the other steps, the scorer reading their features as the index keeps them; the
+    estimate is the index's figures' (else the steps rendered)."""
     assert choice.cascade is not None
     keys = _keys(steps)
-    rows = reader.conn.execute(
-        "SELECT session_id, turn_index, step_index, parent_call_id, features FROM step_inputs"
-        " WHERE source_file IN (SELECT path FROM scope) AND features IS NOT NULL"
+    stored = reader.conn.execute(
+        f"SELECT {', '.join(STORED)} FROM judgments WHERE source_file IN (SELECT path FROM scope)"
+        f" AND {SCORER_OWN} AND judge_id = ? AND condition = 'full' AND step_index IS NOT NULL",
+        [choice.cascade.card.scorer_id],
     ).fetchall()
-    features = {
-        (session, turn, step, parent): StepFeatures.model_validate_json(text)
-        for session, turn, step, parent, text in rows
+    card = choice.cascade.card
+    scored: dict[StepKey, Judgment] = {
+        (row[0], row[1], row[2], row[3]): scored_step(
+            **dict(zip((c.split()[-1] for c in STORED), row, strict=True)),
+            scorer_id=card.scorer_id,
+            name=card.name,
+        )
+        for row in stored
     }
+    missing = set(keys) - set(scored)
+    if missing:  # scored a batch at a time: the features of every step are never all held
+        reader.conn.execute(
+            "SELECT session_id, turn_index, step_index, parent_call_id, features FROM "
+            "step_inputs WHERE source_file IN (SELECT path FROM scope) AND features IS NOT NULL"
+        )
+        while batch := reader.conn.fetchmany(FEATURE_BATCH):
+            features = {
+                key: StepFeatures.model_validate_json(text)
+                for *found, text in batch
+                if (key := (found[0], found[1], found[2], found[3])) in missing
+            }
+            scored |= scored_by(features, choice.cascade)
     figures: list[UnitFigures] | None = figures_of(steps)
     options = spec.render_options()
     if not (tuple(conditions) == ("full",) and live is None and options == RenderOptions()):
@@ -258,7 +293,7 @@ def _indexed_cascade(
     found = figures
     asked, part = choose_cascade(
         keys,
-        features,
+        scored,
         choice.cascade,
         spec.judge_id,
         earlier,

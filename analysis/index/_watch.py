@@ -166,7 +166,7 @@ def _sentence(verdict: WatchVerdict) -> str:
     else:
         tools = ", ".join(verdict.unseen_tools)
         unseen = (
-            f"; {verdict.unseen_tools_share:.0%} of the {moved.n_b} scored steps at "
+            f"; {verdict.unseen_tools_share:.0%} of the {moved.n_b:,} scored steps at "
             f"{verdict.newest} called a tool the scorer never saw in training"
             + (f" ({tools})" if tools else "")
         )

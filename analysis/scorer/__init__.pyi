@@ -4,6 +4,7 @@ judge's votes) that scores every step cheaply, measured against people on labels
 from ._charts import (
     card_in_words as card_in_words,
     cascade_chart as cascade_chart,
+    cascade_table as cascade_table,
     contributions_chart as contributions_chart,
     reliability_chart as reliability_chart,
 )

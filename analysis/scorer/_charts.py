@@ -164,3 +164,42 @@ def cascade_chart(points: Sequence[CascadePoint]) -> alt.LayerChart:
     bars = base.mark_rule(opacity=0.5).encode(x=x, y="low:Q", y2="high:Q", color=color)
     title = "Cost against agreement: the trained scorer cascading to an LLM judge (test part)"
     return alt.LayerChart(layer=[bars, line], title=title)
+
+
+def cascade_table(points: Sequence[CascadePoint]) -> pl.DataFrame:
+    """The cascade's figures as a table, a row per judge spec and share of the steps: what
+    :func:`cascade_chart` draws, in words."""
+    return pl.DataFrame(
+        [
+            {
+                "LLM judge": point.judge_id,
+                "to the judge": f"{point.share:.0%} ({point.judged_steps} of {point.n})",
+                "agreement with people": share(point.agreement)
+                + interval(point.agreement_ci, True),
+                "against the scorer alone": (
+                    f"{point.versus_scorer.agreement_diff:+.1%}"
+                    if point.versus_scorer.agreement_diff is not None
+                    else "n/a"
+                )
+                + (
+                    f" [{ci[0]:+.1%}, {ci[1]:+.1%}]"
+                    if (ci := point.versus_scorer.agreement_diff_ci)
+                    else ""
+                ),
+                "the judge's cost": (
+                    f"${point.cost_usd:.2f}" if point.cost_usd is not None else "unknown"
+                ),
+            }
+            for point in points
+        ],
+        schema=dict.fromkeys(
+            [
+                "LLM judge",
+                "to the judge",
+                "agreement with people",
+                "against the scorer alone",
+                "the judge's cost",
+            ],
+            pl.String,
+        ),
+    )
