@@ -383,13 +383,17 @@ def test_judge_page_cascades_as_tsq_judge_does_and_shows_what_a_cascade_buys(mon
     assert len(mine) == 4  # every step of the session: two by the judge, two by the scorer
     assert sorted(j.rater for j in mine) == ["judge", "judge", "scorer", "scorer"]
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # cost vs agreement
+    # the figures tsq align --scorer sample_data/scorer --json gives, as a table
     measured = analysis.scorer.sample_scorer_versus(analysis.align.sample_store())
-    said = " ".join(m.value for m in at.markdown)
     assert measured.cascade
-    assert all(
-        point.in_words().replace("%", "") in said.replace("\\", "").replace("%", "")
-        for point in measured.cascade
-    )
+    shown = at.dataframe[-1].value
+    assert shown["agreement with people"].tolist() == [
+        analysis.share(p.agreement) + analysis.interval(p.agreement_ci, True)
+        for p in measured.cascade
+    ]
+    assert shown["to the judge"].tolist() == [
+        f"{p.share:.0%} ({p.judged_steps} of {p.n})" for p in measured.cascade
+    ]
 
 
 def sidebar_to(at: AppTest, path: str) -> AppTest:

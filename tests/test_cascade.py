@@ -46,7 +46,7 @@ def misled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     Returns the data folder, the scorer's folder, the people's labels, the scorer's
     probabilities, and the transcripts of the sessions it never trained on."""
     root = tmp_path_factory.mktemp("cascade")
-    labels = write_labelled_sessions(root / "data", sessions=40)
+    labels = write_labelled_sessions(root / "data", sessions=28)
     rows = [json.loads(line) for line in labels.read_text().splitlines()]
     rng = random.Random(0)
     flipped = [

@@ -1,5 +1,5 @@
 """Which steps a cascade (``tsq judge --cascade``) sends to the LLM judge: the ones whose
-trained scorer probability is nearest an even chance (``analysis.judge.UNSURE_FIRST``, ties
+trained scorer probability is nearest an even chance (ranked by |probability - 0.5|, ties
 in a fixed random order of the seed): the ``--uncertain`` N least sure, or as many of the
 others as the estimate allows within ``--budget``. Steps the judge judged before are never
 asked again (nor paid for) and keep its verdict; every other step keeps the scorer's."""
@@ -150,11 +150,9 @@ def choose_cascade(
     part = CascadePart(
         cascade_id=name,
         scorer_id=card.scorer_id,
-        scorer_name=card.name,
         by_scorer=by_scorer,
         reused=reused,
         order=list(keys),
-        asked=len(asked),
         lines=_in_words(keys, asked, probability, reused, by_scorer, choice),
     )
     return asked, part

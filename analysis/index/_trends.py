@@ -452,14 +452,30 @@ def shift(steps: pl.DataFrame, by: Dimension, a: str, b: str, seed: int = 0) -> 
 
 
 def moved_most(steps: pl.DataFrame, by: Dimension, a: str, b: str, top: int = 5) -> list[Shift]:
-    """Per tool, its shift between ``a`` and ``b`` of ``by``: the largest moves first."""
+    """Per tool, its shift between ``a`` and ``b`` of ``by``: the ``top`` largest moves first
+    (of the tools with two scored steps or more in each group; by name among equal moves).
+    Only those are resampled for their intervals. By tool, a tool's move is the shift itself:
+    none."""
+    if by == "tool":
+        return []
+    scored = (
+        steps.with_columns(pl.col(by).cast(pl.String).alias("_group"))
+        .filter(pl.col("_group").is_in([a, b]) & pl.col("score").is_not_null())
+        .explode("tools")
+        .filter(pl.col("tools").is_not_null())
+    )
+    means = scored.group_by("tools", "_group").agg(pl.col("score").mean(), pl.len())
+    diffs: dict[str, float] = {}
+    for (tool,), part in means.filter(pl.col("len") >= 2).group_by("tools"):
+        found = dict(zip(part["_group"], part["score"], strict=True))
+        if a in found and b in found:
+            diffs[str(tool)] = found[b] - found[a]
+    chosen = sorted(sorted(diffs), key=lambda tool: -abs(diffs[tool]))[:top]
     shifts = []
-    for tool in steps.explode("tools")["tools"].drop_nulls().unique().sort():
-        of_tool = steps.filter(pl.col("tools").list.contains(tool))
-        moved = shift(of_tool, by, a, b)
-        if moved.diff is not None:
-            shifts.append(moved.model_copy(update={"by": f"{by}, {tool} steps"}))
-    return sorted(shifts, key=lambda s: -abs(s.diff or 0.0))[:top]
+    for tool in chosen:
+        moved = shift(steps.filter(pl.col("tools").list.contains(tool)), by, a, b)
+        shifts.append(moved.model_copy(update={"by": f"{by}, {tool} steps"}))
+    return sorted(shifts, key=lambda s: -abs(s.diff or 0.0))
 
 
 def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:

@@ -22,7 +22,6 @@ from ._audit import (
     spending_caps as spending_caps,
 )
 from ._cascade import (
-    UNSURE_FIRST as UNSURE_FIRST,
     CascadePart as CascadePart,
     cascade_id as cascade_id,
     cascade_in_words as cascade_in_words,

@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 
 from analysis.models import Judgment
 
-UNSURE_FIRST = "|probability - 0.5|"
-"""How steps are ranked for the judge: the nearest to an even chance first."""
-
 
 def cascade_id(scorer_id: str, judge_id: str) -> str:
     """The name of a cascade's judgments: its scorer's and its judge's, in that order."""
@@ -67,7 +64,6 @@ class CascadePart:
 
     cascade_id: str
     scorer_id: str
-    scorer_name: str
     by_scorer: list[Judgment] = field(default_factory=list)
     """The scorer's judgments of the steps the judge is not asked about, in the cascade's
     shape."""
@@ -75,8 +71,6 @@ class CascadePart:
     """The judge's earlier judgments of steps of the cascade, in its shape: not asked again."""
     order: Sequence[tuple[str, int, int | None, str | None]] = ()
     """Every step of the cascade, in the collection's order."""
-    asked: int = 0
-    """Steps the judge is asked about now."""
     lines: list[str] = field(default_factory=list)
     """The cascade in words, as ``tsq judge`` prints it before anything is asked."""
 
