@@ -11,7 +11,13 @@ import polars as pl
 
 from analysis._format import interval, share
 from analysis._intervals import TOO_FEW_SESSIONS
-from analysis.models import CORRECT, Judgment, ScorerRecord, majority_label as majority_label
+from analysis.models import (
+    CASCADE_PREFIX,
+    CORRECT,
+    Judgment,
+    ScorerRecord,
+    majority_label as majority_label,
+)
 
 JUDGMENT_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "session_id": pl.String,
@@ -176,7 +182,13 @@ def scorers_among(
 def rater_in_words(judge: str, scorers: Mapping[str, ScorerRecord | None]) -> str:
     """A judge's name as every page and command says it: a trained step scorer (one of
     ``scorers``) is always called one, with its agreement with people on its test part beside
-    its name (or where to read it), so that it is never taken for an LLM judge."""
+    its name (or where to read it), so that it is never taken for an LLM judge; a cascade
+    (``tsq judge --cascade``) is said to be one."""
+    if judge.startswith(CASCADE_PREFIX):
+        return (
+            f"{judge} (a cascade: the LLM judge's votes where the trained scorer was least sure, "
+            "the scorer's probability elsewhere)"
+        )
     if judge not in scorers:
         return judge
     record = scorers[judge]

@@ -381,6 +381,10 @@ Verdict = Literal["correct", "incorrect", "split", "unscored"]
 """What a ChainPoll score says, in the words every page, command and export use."""
 
 
+CASCADE_PREFIX = "cascade:"
+"""How a cascade's ``judge_id`` starts (``analysis.judge.cascade_id``)."""
+
+
 def verdict_of(score: float | None, rater: str = "judge") -> Verdict:
     """``correct`` when every valid vote said so (score 1), ``incorrect`` when none did (0):
     then the verdict is the score's :func:`majority_label`; ``split`` between (the judges

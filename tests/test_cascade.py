@@ -162,6 +162,12 @@ def test_a_cascade_covering_the_scorers_mistakes_beats_the_scorer_at_the_estimat
     assert len(fake.script.messages) == 3 * covering  # judged before: not asked again
     assert f"{covering:,} judged by this judge before (kept)" in again.stdout
 
+    # every view reads the cascade as one rater, and says it is one
+    trends = tsq("trends", *paths, str(out), "--by", "tool", "--index", str(tmp_path / "t.db"))
+    assert trends.returncode == 0, trends.stderr
+    assert f"judge: {cascade} (a cascade: the LLM judge's votes where" in trends.stdout
+    assert f"{len(rows)} judged steps" in trends.stdout
+
 
 def test_a_budget_asks_about_as_many_unsure_steps_as_it_pays_for(
     fake: FakeAnthropic, misled: dict, tmp_path: Path

@@ -25,7 +25,8 @@ def votes_in_words(judgment: Judgment | None) -> str:
         return "Not judged under this condition."
     if judgment.rater == "scorer" and judgment.score is not None:
         return (
-            f"The trained step scorer {judgment.judge_id or judgment.model} gives a probability "
+            f"The trained step scorer {judgment.via or judgment.judge_id or judgment.model} "
+            f"gives a probability "
             f"of {judgment.score:.2f} that this choice was correct ({judgment.verdict}): a small "
             "model trained on people's labels, not an LLM judge's votes."
         )

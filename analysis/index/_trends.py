@@ -35,7 +35,7 @@ from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 from analysis.index._rows import SCORER_OWN
 from analysis.judge import merge_judgments
-from analysis.models import STEP_KEYS, Judgment, ScorerRecord, step_item_id
+from analysis.models import CASCADE_PREFIX, STEP_KEYS, Judgment, ScorerRecord, step_item_id
 from analysis.study import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
@@ -338,6 +338,9 @@ def judge_in_words(steps: pl.DataFrame, scorers: Mapping[str, ScorerRecord] | No
     judge = str(steps["judge"][0])
     raters = set(steps["rater"].drop_nulls())
     known = scorers or {}
+    names = judge.split(", ")
+    if all(name.startswith(CASCADE_PREFIX) for name in names):
+        return ", ".join(rater_in_words(name, known) for name in names)
     if raters == {"scorer"}:
         return rater_in_words(judge, {judge: known.get(judge)}) + "; scores are its probabilities"
     if "scorer" in raters:

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from analysis.models import Judgment
+from analysis.models import CASCADE_PREFIX, Judgment
 
 
 def cascade_id(scorer_id: str, judge_id: str) -> str:
     """The name of a cascade's judgments: its scorer's and its judge's, in that order."""
-    return f"cascade:{scorer_id}>{judge_id}"
+    return f"{CASCADE_PREFIX}{scorer_id}>{judge_id}"
 
 
 def in_cascade(judgment: Judgment, cascade: str) -> Judgment:
