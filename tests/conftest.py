@@ -41,6 +41,45 @@ def launch_chromium(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One Chromium for a module's browser tests (starting one costs about a second of CPU),
+    each test's pages in browser sessions of their own (:func:`browser_sessions`)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+class BrowserSessions:
+    """What a test opens pages with: each page in a browser context of its own (no cookie or
+    storage shared with another test's), all closed with :meth:`close`."""
+
+    def __init__(self, chromium: Any) -> None:
+        self._chromium = chromium
+        self._contexts: list[Any] = []
+
+    def new_page(self, **options: Any) -> Any:
+        context = self._chromium.new_context(**options)
+        self._contexts.append(context)
+        return context.new_page()
+
+    def close(self) -> None:
+        while self._contexts:
+            self._contexts.pop().close()
+
+
+@contextmanager
+def browser_sessions(chromium: Any) -> Iterator[BrowserSessions]:
+    sessions = BrowserSessions(chromium)
+    try:
+        yield sessions
+    finally:
+        sessions.close()
+
+
 def page_has_run(page: Any, timeout: float = 60_000) -> None:
     """Until the Streamlit page in ``page`` has run after a load or an interaction: a moment
     for a rerun to start, then no skeleton, no script running, and a moment to draw."""

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, RICH, launch_chromium, needs_chromium, page_has_run
+from conftest import CORPUS, RICH, browser_sessions, needs_chromium, page_has_run
 from streamlit_server import streamlit_server
 
 pytestmark = [
@@ -21,11 +21,8 @@ def server():
         yield running.url
 
 
-def test_split_vote_turn_in_a_real_browser(server, tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+def test_split_vote_turn_in_a_real_browser(server, tmp_path, chromium):
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
@@ -63,11 +60,8 @@ def test_split_vote_turn_in_a_real_browser(server, tmp_path):
     assert outside == []
 
 
-def test_a_link_to_a_subagent_step_opens_that_step_in_a_real_browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+def test_a_link_to_a_subagent_step_opens_that_step_in_a_real_browser(server, chromium):
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
         page.goto(f"{server}/turn?session={RICH}&turn=1&step=2&call=toolu_t1")
         page.get_by_text("Step 2, in the subagent spawned by call toolu_t1").wait_for(
@@ -83,18 +77,17 @@ def test_a_link_to_a_subagent_step_opens_that_step_in_a_real_browser(server):
         browser.close()
 
 
-def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
+def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server, chromium):
     from urllib.parse import quote
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     folder = CORPUS / "claude-code"
     if not folder.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
     chosen = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"  # tool_heavy.jsonl: three turns
     named = "“start phoenix in background” (d6e0bada)"  # its first ask and short id
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1800})
 
         def sidebar(title: str) -> None:
@@ -147,17 +140,14 @@ def test_the_chosen_session_and_turn_follow_the_user_in_a_real_browser(server):
         browser.close()
 
 
-def test_agreement_and_a_real_turn_in_a_real_browser(server, tmp_path):
+def test_agreement_and_a_real_turn_in_a_real_browser(server, tmp_path, chromium):
     """The Agreement page's charts, and a real Claude Code turn's judged menu, on screen."""
     from urllib.parse import quote
-
-    from playwright.sync_api import sync_playwright
 
     folder = CORPUS / "claude-code"
     if not folder.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 3000})
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
@@ -256,17 +246,14 @@ def _hostile_workspace(root: Path) -> tuple[Path, Path]:
     return folder, study
 
 
-def test_markup_from_data_never_reaches_the_page(server, tmp_path):
+def test_markup_from_data_never_reaches_the_page(server, tmp_path, chromium):
     """Hostile text in paths, titles, asks, calls, results, item ids and label values, on every
     page: the browser asks nothing of any origin but the app's own."""
     from urllib.parse import quote
 
-    from playwright.sync_api import sync_playwright
-
     folder, study = _hostile_workspace(tmp_path)
     source = f"source=folder&folder={quote(str(folder))}"
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 2000})
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
@@ -294,13 +281,10 @@ def test_markup_from_data_never_reaches_the_page(server, tmp_path):
     assert outside == []
 
 
-def test_back_returns_to_the_previous_page_with_its_data_source(server, screenshots):
+def test_back_returns_to_the_previous_page_with_its_data_source(server, screenshots, chromium):
     """A trip through the navigation and back: every history entry names the data source in
     full (no half-written URL), and Back shows the page before, on the same data."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{server}/?source=alignment", wait_until="networkidle")
         page.get_by_role("heading", name="Sessions").wait_for(timeout=30_000)
@@ -339,19 +323,16 @@ def test_back_returns_to_the_previous_page_with_its_data_source(server, screensh
         browser.close()
 
 
-def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots):
+def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots, chromium):
     """``?step=60`` of a real turn of 151 responses: the steps table opens scrolled to that
     row, selected (Streamlit's tables do not scroll to a selection by themselves)."""
     from urllib.parse import quote
-
-    from playwright.sync_api import sync_playwright
 
     folder = CORPUS / "claude-code" / "spotter"
     if not folder.is_dir():
         pytest.skip("../shared/corpus is not beside this checkout")
     session = "258c7280-ae70-4798-800f-63464d01a85d"
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(
             f"{server}/turn?source=folder&folder={quote(str(folder))}&session={session}"

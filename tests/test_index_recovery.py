@@ -1,4 +1,4 @@
-"""Issue #37: an index is never left unusable. An update killed while its workers parse
+"""An index is never left unusable. An update killed while its workers parse
 (SIGKILL or SIGTERM) leaves no worker behind, and the next commands take its lock over and
 finish it; a lock left held by what a dead ``tsq`` left behind does not stop them either. An
 index cut short (to half its bytes) is moved aside and rebuilt by every command that updates
@@ -28,6 +28,8 @@ from analysis.index import Collection, IndexProblem, IndexReader
 
 COPIES = 40
 """Copies of the real Claude Code sessions: about two seconds of parsing on two workers."""
+FEW = 4
+"""Copies where an update need not be caught half-way."""
 _UUID = re.compile(rb"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{4}([0-9a-f]{8})")
 _MESSAGE_ID = re.compile(rb'"(msg|toolu)_')
 
@@ -40,17 +42,15 @@ def _as_copy(data: bytes, number: int) -> bytes:
     return _MESSAGE_ID.sub(lambda m: b'"' + m.group(1) + b"_c" + tag, data)
 
 
-@pytest.fixture(scope="module")
-def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``COPIES`` project folders, each holding a copy of every real Claude Code main
+def _copies(folder: Path, copies: int) -> Path:
+    """``copies`` project folders, each holding a copy of every real Claude Code main
     transcript under a megabyte."""
     found = (CORPUS / "claude-code").glob("*/*.jsonl")
     mains = sorted(p for p in found if p.stat().st_size < 2**20)
     if not mains:
         pytest.skip("../shared/corpus is not beside this checkout")
-    folder = tmp_path_factory.mktemp("collection")
     originals = [(p.name, p.read_bytes()) for p in mains]
-    for number in range(COPIES):
+    for number in range(copies):
         project = folder / f"-home-dev-project-{number:03d}"
         project.mkdir()
         for name, data in originals:
@@ -64,14 +64,35 @@ def tsq(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return run_tsq(*args, timeout=timeout)
 
 
-@pytest.fixture(scope="module")
-def expected(collection: Path) -> dict[str, Any]:
+def _ingested(collection: Path, copies: int) -> dict[str, Any]:
     """What ``tsq ingest --json`` says reading every file."""
     plain = tsq("ingest", "--json", str(collection), "--no-index", timeout=120)
     assert plain.returncode == 0, plain.stderr
     report: dict[str, Any] = json.loads(plain.stdout)
-    assert report["totals"]["sessions"] == COPIES * 6
+    assert report["totals"]["sessions"] == copies * 6
     return report
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A collection large enough to be killed while its workers parse it."""
+    return _copies(tmp_path_factory.mktemp("collection"), COPIES)
+
+
+@pytest.fixture(scope="module")
+def expected(collection: Path) -> dict[str, Any]:
+    return _ingested(collection, COPIES)
+
+
+@pytest.fixture(scope="module")
+def few(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small collection, for what needs no time to be killed in."""
+    return _copies(tmp_path_factory.mktemp("few"), FEW)
+
+
+@pytest.fixture(scope="module")
+def expected_few(few: Path) -> dict[str, Any]:
+    return _ingested(few, FEW)
 
 
 def _group(pgid: int) -> list[int]:
@@ -148,7 +169,7 @@ def test_an_update_killed_while_its_workers_parse_is_finished_by_the_next_comman
 
 @pytest.mark.slow
 def test_a_lock_held_by_what_a_dead_tsq_left_behind_is_taken_over(
-    tmp_path, session_leader, expected, collection
+    tmp_path, session_leader, expected_few, few
 ):
     """Parsing workers an earlier ``tsq`` forked outlived it holding the index's lock (an
     flock on ``<index>.lock``), which nothing ever released: the next commands go on."""
@@ -173,22 +194,22 @@ def test_a_lock_held_by_what_a_dead_tsq_left_behind_is_taken_over(
     with open(lock) as probe, pytest.raises(BlockingIOError):  # held indeed
         fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
-    update = tsq("index", str(collection), "--index", str(index))
+    update = tsq("index", str(few), "--index", str(index))
     assert update.returncode == 0, update.stderr
-    assert update.stdout.startswith(f"{COPIES * 6} files new")
+    assert update.stdout.startswith(f"{FEW * 6} files new")
     said = [line for line in update.stderr.splitlines() if "lock" in line]
     assert len(said) == 1, update.stderr
     assert str(index) in said[0]
-    indexed = tsq("ingest", "--json", str(collection), "--index", str(index))
+    indexed = tsq("ingest", "--json", str(few), "--index", str(index))
     assert indexed.returncode == 0, indexed.stderr
-    assert json.loads(indexed.stdout) == expected
+    assert json.loads(indexed.stdout) == expected_few
 
 
 @pytest.fixture(scope="module")
-def built(collection: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(few: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The index of the collection, as ``tsq index`` builds it."""
     index = tmp_path_factory.mktemp("built") / "index.duckdb"
-    done = tsq("index", str(collection), "--index", str(index), timeout=120)
+    done = tsq("index", str(few), "--index", str(index), timeout=120)
     assert done.returncode == 0, done.stderr
     return index
 
@@ -215,35 +236,33 @@ def _said_moved_aside(stderr: str, index: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", [["index"], ["ingest", "--json"]], ids=["index", "ingest"])
-def test_an_index_cut_to_half_its_bytes_is_moved_aside_and_rebuilt(
-    collection, expected, cut, command
-):
+def test_an_index_cut_to_half_its_bytes_is_moved_aside_and_rebuilt(few, expected_few, cut, command):
     half = cut.stat().st_size
-    done = tsq(*command, str(collection), "--index", str(cut))
+    done = tsq(*command, str(few), "--index", str(cut))
     assert done.returncode == 0, done.stderr
     _said_moved_aside(done.stderr, cut)
     assert next(cut.parent.glob("index.duckdb.corrupt-*")).stat().st_size == half
     if command == ["index"]:
-        assert done.stdout.startswith(f"{COPIES * 6} files new, 0 changed, 0 unchanged")
-        done = tsq("ingest", "--json", str(collection), "--index", str(cut))
+        assert done.stdout.startswith(f"{FEW * 6} files new, 0 changed, 0 unchanged")
+        done = tsq("ingest", "--json", str(few), "--index", str(cut))
         assert done.returncode == 0, done.stderr
         assert "0 files new, 0 changed" in done.stderr
         assert "moved aside" not in done.stderr
-    assert json.loads(done.stdout) == expected
+    assert json.loads(done.stdout) == expected_few
 
 
 @pytest.mark.slow
-def test_the_apps_collection_over_an_index_cut_short_rebuilds_it(collection, expected, cut, capfd):
-    opened = Collection([collection], cut)
-    assert opened.session_ids == [s["session_id"] for s in expected["sessions"]]
-    assert len(opened.issues()) == expected["totals"]["issues"]
+def test_the_apps_collection_over_an_index_cut_short_rebuilds_it(few, expected_few, cut, capfd):
+    opened = Collection([few], cut)
+    assert opened.session_ids == [s["session_id"] for s in expected_few["sessions"]]
+    assert len(opened.issues()) == expected_few["totals"]["issues"]
     _said_moved_aside(capfd.readouterr().err, cut)
 
 
 @pytest.mark.slow  # its fixtures build the collection and its index
-def test_reading_an_index_cut_short_without_an_update_is_one_sentence(collection, cut):
+def test_reading_an_index_cut_short_without_an_update_is_one_sentence(few, cut):
     with pytest.raises(IndexProblem) as raised, IndexReader(cut) as reader:
-        reader.ingest_report([collection])
+        reader.ingest_report([few])
     said = str(raised.value)
     assert said.startswith(f"{cut} could not be read")
     assert "\n" not in said

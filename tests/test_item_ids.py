@@ -1,4 +1,4 @@
-"""Label item ids (issue #37): a step's item id names its session, turn, step and spawning call
+"""Label item ids: a step's item id names its session, turn, step and spawning call
 unambiguously whatever the session id holds (an OTLP session id may hold ``:``), parses back
 to exactly those parts, and the dev/test split keeps each session, by its own id, in one part.
 An ordinary session id (no ``:``, no ``%``) keeps the shape labels on disk already use."""

@@ -1,4 +1,4 @@
-"""Issue #37: endpoints and specs that would break a judge run, with the real SDKs against
+"""Endpoints and specs that would break a judge run, with the real SDKs against
 loopback servers that misbehave on purpose.
 
 - An endpoint that answers HTTP 200 with a body that is not the API's JSON (a proxy's login

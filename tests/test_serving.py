@@ -9,10 +9,11 @@ import stat
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import data_root_workspace, launch_chromium, needs_chromium, page_has_run
+from conftest import data_root_workspace, needs_chromium, page_has_run
 from streamlit_server import (
     REPO,
     accepts,
@@ -89,36 +90,33 @@ def test_bound_to_0_0_0_0_it_listens_beyond_loopback(open_server):
             assert accepts(address, open_server.port), address
 
 
-def _visit(url: str, wait_for: str, then: str | None = None) -> dict[str, int]:
-    """Open ``url`` in Chromium, wait for the text ``wait_for`` (and the element with test id
-    ``then``), let the page settle; count what else is there."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        tab = chromium.new_page()
-        tab.goto(url)
-        tab.get_by_text(wait_for).wait_for(timeout=30_000)
-        if then:
-            tab.get_by_test_id(then).first.wait_for(timeout=30_000)
-        tab.wait_for_function(
-            "!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000
-        )
-        page_has_run(tab)
-        counts = {
-            "tables": tab.get_by_test_id("stDataFrame").count(),
-            "headings": tab.get_by_test_id("stHeading").count(),
-            "errors": tab.get_by_test_id("stAlertContentError").count(),
-        }
-        chromium.close()
+def _visit(chromium: Any, url: str, wait_for: str, then: str | None = None) -> dict[str, int]:
+    """Open ``url`` in a new browser session, wait for the text ``wait_for`` (and the element
+    with test id ``then``), let the page settle; count what else is there."""
+    visitor = chromium.new_context()
+    tab = visitor.new_page()
+    tab.goto(url)
+    tab.get_by_text(wait_for).wait_for(timeout=30_000)
+    if then:
+        tab.get_by_test_id(then).first.wait_for(timeout=30_000)
+    tab.wait_for_function("!document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=30_000)
+    page_has_run(tab)
+    counts = {
+        "tables": tab.get_by_test_id("stDataFrame").count(),
+        "headings": tab.get_by_test_id("stHeading").count(),
+        "errors": tab.get_by_test_id("stAlertContentError").count(),
+    }
+    visitor.close()
     return counts
 
 
 @pytest.mark.browser
 @needs_chromium
 @pytest.mark.parametrize("page", PAGES)
-def test_beyond_loopback_without_a_data_root_each_page_refuses_in_a_real_browser(open_server, page):
-    counts = _visit(f"{open_server.url}/{page}?source=folder&folder=/", NO_ROOT)
+def test_beyond_loopback_without_a_data_root_each_page_refuses_in_a_real_browser(
+    open_server, chromium, page
+):
+    counts = _visit(chromium, f"{open_server.url}/{page}?source=folder&folder=/", NO_ROOT)
     assert counts == {"tables": 0, "headings": 0, "errors": 1}  # the page never ran
 
 
@@ -126,7 +124,7 @@ def test_beyond_loopback_without_a_data_root_each_page_refuses_in_a_real_browser
 @needs_chromium
 @pytest.mark.parametrize("how", ["direct", "dots", "symlink"])
 def test_beyond_loopback_a_folder_outside_the_data_root_is_refused_in_a_real_browser(
-    rooted_server, how
+    rooted_server, chromium, how
 ):
     server, root, outside = rooted_server
     typed = {
@@ -135,36 +133,33 @@ def test_beyond_loopback_a_folder_outside_the_data_root_is_refused_in_a_real_bro
         "symlink": str(root / "link"),
     }[how]
     sentence = f"{typed} is outside the data root this workbench may read, so it is refused."
-    counts = _visit(f"{server.url}/?source=folder&folder={quote(typed)}", sentence)
+    counts = _visit(chromium, f"{server.url}/?source=folder&folder={quote(typed)}", sentence)
     assert counts == {"tables": 0, "headings": 1, "errors": 1}
 
 
 @pytest.mark.browser
 @needs_chromium
-def test_beyond_loopback_a_folder_inside_the_data_root_loads_in_a_real_browser(rooted_server):
+def test_beyond_loopback_a_folder_inside_the_data_root_loads_in_a_real_browser(
+    rooted_server, chromium
+):
     server, root, _ = rooted_server
     url = f"{server.url}/?source=folder&folder={quote(str(root / 'projects'))}"
-    counts = _visit(url, "1 of 1 sessions", then="stDataFrame")  # bad-choices.synthetic's
+    counts = _visit(chromium, url, "1 of 1 sessions", then="stDataFrame")  # bad-choices.synthetic's
     assert counts["errors"] == 0
     assert counts["tables"] == 1
 
 
 @pytest.mark.browser
 @needs_chromium
-def test_uploads_live_in_a_private_folder_until_the_browser_session_ends(tmp_path):
+def test_uploads_live_in_a_private_folder_until_the_browser_session_ends(tmp_path, chromium):
     """The server's temporary folder is this test's: an upload appears in a folder only this
     user can open, and is gone soon after the browser leaves."""
-    from playwright.sync_api import sync_playwright
-
     temporary = tmp_path / "tmp"
     temporary.mkdir()
     upload = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
-    with (
-        streamlit_server(env={"TMPDIR": str(temporary)}) as server,
-        sync_playwright() as playwright,
-    ):
-        chromium = launch_chromium(playwright)
-        tab = chromium.new_page()
+    with streamlit_server(env={"TMPDIR": str(temporary)}) as server:
+        visitor = chromium.new_context()
+        tab = visitor.new_page()
         tab.goto(server.url)
         tab.get_by_text("Upload files").click()
         tab.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(upload))
@@ -174,7 +169,7 @@ def test_uploads_live_in_a_private_folder_until_the_browser_session_ends(tmp_pat
         saved = [p for p in private.glob("*/*") if not p.name.startswith(".index.duckdb")]
         assert [p.name for p in saved] == [upload.name]  # beside it, its index, hidden
         assert saved[0].read_bytes() == upload.read_bytes()
-        chromium.close()  # the browser session ends
+        visitor.close()  # the browser session ends
         deadline = time.monotonic() + 30
         while private.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -184,34 +179,34 @@ def test_uploads_live_in_a_private_folder_until_the_browser_session_ends(tmp_pat
 
 @pytest.mark.browser
 @needs_chromium
-def test_beyond_loopback_without_a_login_configured_no_page_runs_in_a_real_browser(tmp_path):
+def test_beyond_loopback_without_a_login_configured_no_page_runs_in_a_real_browser(
+    tmp_path, chromium
+):
     command = streamlit_command("--server.address", "0.0.0.0")
     with streamlit_server(command, env={"TSQ_DATA_ROOT": str(tmp_path)}) as server:
-        counts = _visit(f"{server.url}/judge", "and nothing says how people log in")
+        counts = _visit(chromium, f"{server.url}/judge", "and nothing says how people log in")
     assert counts == {"tables": 0, "headings": 0, "errors": 1}  # the page never ran
 
 
 @pytest.mark.browser
 @needs_chromium
-def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(tmp_path, screenshots):
+def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(
+    tmp_path, screenshots, chromium
+):
     """Served for real with the operator's key in its environment: the Judge page has no
     field for an endpoint, and a spec a visitor uploads that names one is refused before any
     request reaches it."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
     from test_served import OPERATOR_KEY, Attacker, spec_file
 
     root, _ = data_root_workspace(tmp_path)
     command = streamlit_command("--server.address", "0.0.0.0")
     env = {"TSQ_DATA_ROOT": str(root), "TSQ_AUTH": "none", "ANTHROPIC_API_KEY": OPERATOR_KEY}
-    with (
-        Attacker() as attacker,
-        streamlit_server(command, env=env) as server,
-        sync_playwright() as playwright,
-    ):
+    with Attacker() as attacker, streamlit_server(command, env=env) as server:
         upload = tmp_path / "judge.toml"
         upload.write_bytes(spec_file(attacker.url))
-        chromium = launch_chromium(playwright)
-        tab = chromium.new_page(viewport={"width": 1400, "height": 900})
+        visitor = chromium.new_context(viewport={"width": 1400, "height": 900})
+        tab = visitor.new_page()
         tab.goto(f"{server.url}/judge")
         tab.get_by_text("Judge model").first.wait_for(timeout=30_000)
         tab.get_by_text("Anyone who reaches this workbench can use it").wait_for()
@@ -224,18 +219,16 @@ def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(tmp_
         # the page's rerun may still show the button from before the upload for a moment
         expect(tab.get_by_text("Run the judge")).to_have_count(0, timeout=30_000)
         tab.screenshot(path=str(screenshots / "2-spec-refused.png"), full_page=True)
-        chromium.close()
+        visitor.close()
     assert attacker.requests == []
 
 
 @pytest.mark.browser
 @pytest.mark.slow
 @needs_chromium
-def test_served_uploads_stay_with_their_visitor_and_within_the_operators_limits(tmp_path):
+def test_served_uploads_stay_with_their_visitor_and_within_the_operators_limits(tmp_path, chromium):
     """Two visitors upload at once: each sees the sessions of its own upload only; more files
     than the operator allows are refused in one sentence and nothing of them is loaded."""
-    from playwright.sync_api import sync_playwright
-
     root = tmp_path / "root"
     root.mkdir()
     env = {
@@ -246,9 +239,9 @@ def test_served_uploads_stay_with_their_visitor_and_within_the_operators_limits(
     }
     mine = SAMPLES / "transcripts" / "bad-choices.synthetic.jsonl"
     theirs = SAMPLES / "transcripts" / "embedded-subagent.synthetic.jsonl"
-    with streamlit_server(env=env) as server, sync_playwright() as playwright:
-        chromium = launch_chromium(playwright)
-        tabs = [chromium.new_context().new_page() for _ in range(2)]
+    with streamlit_server(env=env) as server:
+        visitors = [chromium.new_context() for _ in range(2)]
+        tabs = [visitor.new_page() for visitor in visitors]
         for tab, upload in zip(tabs, (mine, theirs), strict=True):
             tab.goto(server.url)
             tab.get_by_text("Upload files").click()
@@ -270,7 +263,8 @@ def test_served_uploads_stay_with_their_visitor_and_within_the_operators_limits(
         over.get_by_test_id("stFileUploaderDropzoneInput").set_input_files([str(mine), str(theirs)])
         over.get_by_text("more than this workbench takes at once").wait_for(timeout=30_000)
         body = over.inner_text("body")
-        chromium.close()
+        for visitor in visitors:
+            visitor.close()
     # the uploader keeps the first file beside the two added: three in all
     size = (2 * mine.stat().st_size + theirs.stat().st_size) / 1000
     assert f"3 files of {size:,.0f} kB in all are more than" in body

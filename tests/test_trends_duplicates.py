@@ -1,4 +1,4 @@
-"""``tsq trends`` when one judge judged the same step twice (issue #37): two ``tsq judge --out``
+"""``tsq trends`` when one judge judged the same step twice: two ``tsq judge --out``
 files with the same lines, or a line repeated in one file. Trends keeps one judgment per step
 and judge, as ``tsq report`` and ``tsq lint`` do (``merge_judgments``): its output is the output
 without the duplicate, never a traceback."""

@@ -11,7 +11,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, launch_chromium, needs_chromium, page_has_run
+from conftest import CORPUS, browser_sessions, needs_chromium, page_has_run
 from streamlit_server import streamlit_server
 from test_report import _rotation_judgments
 
@@ -59,14 +59,13 @@ def _source(folder: Path) -> str:
     return f"source=folder&folder={urllib.parse.quote(str(folder))}"
 
 
-def test_the_engineer_sees_why_a_step_scored_as_it_did(server, judged_folder, screenshots):
+def test_the_engineer_sees_why_a_step_scored_as_it_did(
+    server, judged_folder, screenshots, chromium
+):
     """On the Turn page of a judged step, "why this score" carries the session's warning
     about its judge (a Claude model judging Claude Code), beside the votes in words."""
-    from playwright.sync_api import sync_playwright
-
     session = next(s for s in analysis.load([judged_folder]).sessions if len(s.turns) > 1)
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1600})
         url = f"{server}/turn?{_source(judged_folder)}&session={session.session_id}&turn=0&step=0"
         body = _open(page, url, "Turn")
@@ -77,11 +76,11 @@ def test_the_engineer_sees_why_a_step_scored_as_it_did(server, judged_folder, sc
     assert "SELF_PREFERENCE" in why.split("What the judge saw", 1)[0]
 
 
-def test_the_presenter_reads_a_report_headed_in_words(server, judged_folder, screenshots, tmp_path):
+def test_the_presenter_reads_a_report_headed_in_words(
+    server, judged_folder, screenshots, tmp_path, chromium
+):
     """The report of the same sessions opens on its headline figures with their intervals,
     every heading in words and every chart drawn."""
-    from playwright.sync_api import sync_playwright
-
     out = tmp_path / "report.html"
     done = subprocess.run(
         [
@@ -100,8 +99,7 @@ def test_the_presenter_reads_a_report_headed_in_words(server, judged_folder, scr
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(out.as_uri())
         page.wait_for_function(
@@ -119,12 +117,11 @@ def test_the_presenter_reads_a_report_headed_in_words(server, judged_folder, scr
     assert not [h for h in headings if "_" in h]
 
 
-def test_the_researcher_compares_tools_with_their_intervals(server, judged_folder, screenshots):
+def test_the_researcher_compares_tools_with_their_intervals(
+    server, judged_folder, screenshots, chromium
+):
     """The Trends page by tool: each tool's TSQ with its interval, headed in words."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1400})
         _open(page, f"{server}/trends?{_source(judged_folder)}", "Trends")
         page.get_by_text("tool", exact=True).first.click()
@@ -149,17 +146,14 @@ def test_the_researcher_compares_tools_with_their_intervals(server, judged_folde
 
 
 @pytest.mark.parametrize("where", ["empty", "unreadable"])
-def test_a_bad_folder_is_one_sentence_naming_it(server, screenshots, tmp_path, where):
+def test_a_bad_folder_is_one_sentence_naming_it(server, screenshots, tmp_path, where, chromium):
     """A folder of no transcripts, or one the app cannot list: one sentence naming the
     path, never a traceback, and the folder still in its box."""
-    from playwright.sync_api import sync_playwright
-
     folder = tmp_path / "nothing-here" if where == "empty" else Path("/proc/1/map_files")
     if where == "empty":
         folder.mkdir()
         (folder / "notes.txt").write_text("not a transcript\n")
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
+    with browser_sessions(chromium) as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.goto(f"{server}/?{_source(folder)}", wait_until="networkidle")
         page.get_by_text(str(folder)).first.wait_for(timeout=60_000)
