@@ -127,6 +127,7 @@ def test_the_researcher_compares_tools_with_their_intervals(
         page.get_by_text("tool", exact=True).first.click()
         page_has_run(page)
         table = page.get_by_test_id("stDataFrame").first
+        table.locator("[role=columnheader]").first.wait_for(state="attached", timeout=30_000)
         headers = table.locator("[role=columnheader]").all_inner_texts()
         cells = table.locator("[role=gridcell]").all_inner_texts()
         page.screenshot(path=str(screenshots / "trends-by-tool.png"), full_page=True)
