@@ -341,23 +341,31 @@ class CascadePoint(BaseModel):
     """What the judge's judgments of those steps cost (their ``cost_usd``); None where one of
     them has no known cost."""
 
+    @property
+    def agreement_in_words(self) -> str:
+        """``94.4% [83.3%, 100.0%]``: the agreement with its interval."""
+        shown = f"{self.agreement:.1%}" if self.agreement is not None else "n/a"
+        ci = self.agreement_ci
+        return shown + (f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "")
+
+    @property
+    def versus_in_words(self) -> str:
+        """``-5.6% [-16.7%, +0.0%]``: the paired difference from the scorer alone."""
+        diff, ci = self.versus_scorer.agreement_diff, self.versus_scorer.agreement_diff_ci
+        if diff is None:
+            return "n/a"
+        return f"{diff:+.1%}" + (f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "")
+
+    @property
+    def cost_in_words(self) -> str:
+        return f"${self.cost_usd:.2f}" if self.cost_usd is not None else "unknown"
+
     def in_words(self) -> str:
-        c = self.versus_scorer
-        ci = c.agreement_diff_ci
-        shown = (f"{self.agreement:.1%}" if self.agreement is not None else "n/a") + (
-            f" [{self.agreement_ci[0]:.1%}, {self.agreement_ci[1]:.1%}]"
-            if self.agreement_ci
-            else ""
-        )
-        versus = (
-            f"{c.agreement_diff:+.1%}" + (f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else "")
-            if c.agreement_diff is not None
-            else "n/a"
-        )
-        cost = f"${self.cost_usd:.2f}" if self.cost_usd is not None else "cost unknown"
+        cost = self.cost_in_words if self.cost_usd is not None else "cost unknown"
         return (
             f"{self.share:.0%} to the judge ({self.judged_steps} of {self.n} steps, {cost}): "
-            f"agreement {shown}, {versus} against the scorer alone"
+            f"agreement {self.agreement_in_words}, {self.versus_in_words} against the scorer "
+            "alone"
         )
 
 

@@ -22,6 +22,9 @@ index_path_option = click.option(
     type=click.Path(dir_okay=False),
     help="The index file (DuckDB). Default: index.duckdb in the user's cache folder.",
 )
+judge_id_option = click.option(
+    "--judge-id", help="Whose judgments (default: each session's own judge)."
+)
 
 
 no_index_option = click.option(
@@ -170,7 +173,7 @@ def _shifted(value: str) -> tuple[str, str]:
     show_default=True,
     help="What to group the judged steps by.",
 )
-@click.option("--judge-id", help="Whose judgments (default: each session's own judge).")
+@judge_id_option
 @click.option(
     "--compare",
     help="Two groups of --by as A..B: the change in TSQ with its interval, and the tools "

@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from analysis.cli._index import EXIT_UNUSABLE, collection_or_exit, index_path_option
+from analysis.cli._index import (
+    EXIT_UNUSABLE,
+    collection_or_exit,
+    index_path_option,
+    judge_id_option,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -87,7 +92,7 @@ def _judged_steps(
     "--baseline",
     help="The group of --by the newest is compared with (default: the one just before it).",
 )
-@click.option("--judge-id", help="Whose judgments (default: each session's own judge).")
+@judge_id_option
 @click.option(
     "--scorer",
     "scorer_dir",

@@ -28,11 +28,11 @@ from analysis.index._build import (
     update_index,
     with_scope,
 )
-from analysis.index._read import IndexReader, scorer_records
+from analysis.index._read import IndexReader, scorer_judgments_in_scope, scorer_records
 from analysis.index._rows import SCORER_OWN
 from analysis.ingest import discover_resolved, load
 from analysis.models import Judgment, ParseIssue, ScorerRecord, Session
-from analysis.scorer import StepFeatures, scored_step
+from analysis.scorer import StepFeatures
 from analysis.study import StepLabel
 from analysis.views import FINDING_SCHEMA
 
@@ -308,40 +308,19 @@ class Collection:
         """The judgments trained step scorers wrote into the index (``tsq score``), of
         ``session_ids`` or of every session: rows of the shape ``tsq judge --out`` writes,
         ``rater`` ``scorer``, no votes; by session, turn and step."""
-        query = (
-            "SELECT session_id, turn_index, step_index, message_id, parent_call_id, condition,"
-            " judge_id, model, score, catalog_size FROM judgments"
-        )
-        tail = f" AND {SCORER_OWN}"
+        tail = ""
         wanted = None if session_ids is None else sorted(set(session_ids))
         scope = self._scope
         if wanted is not None:  # their files only: a page asks for one session at a time
-            tail += " AND session_id IN (SELECT unnest(?))"
+            tail = " AND session_id IN (SELECT unnest(?))"
             scope = list(
                 dict.fromkeys(self._rows.filter(pl.col("session_id").is_in(wanted))["source_file"])
             )
         with IndexReader(self.index) as reader, reader.guarded():
             with_scope(reader.conn, scope)
-            where = " WHERE source_file IN (SELECT path FROM scope)"
-            order = " ORDER BY session_id, turn_index, step_index, parent_call_id NULLS FIRST"
-            rows = reader.conn.execute(
-                query + where + tail + order, [wanted] if wanted is not None else []
-            ).fetchall()
-        return [
-            scored_step(
-                session_id=row[0],
-                turn_index=row[1],
-                step_index=row[2],
-                message_id=row[3],
-                parent_call_id=row[4],
-                condition=row[5],
-                scorer_id=row[6],
-                name=row[7],
-                probability=row[8],
-                catalog_size=row[9] or 0,
+            return scorer_judgments_in_scope(
+                reader.conn, tail, [wanted] if wanted is not None else []
             )
-            for row in rows
-        ]
 
     @cached_property
     def q_scores(self) -> tuple[str | None, pl.DataFrame]:

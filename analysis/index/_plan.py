@@ -14,8 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from analysis.index._cascade import CascadeChoice, StepKey, choose_cascade, scored_by
-from analysis.index._read import IndexReader
-from analysis.index._rows import SCORER_OWN
+from analysis.index._read import IndexReader, scorer_judgments_in_scope
 from analysis.index._sample import (
     LoadedSteps,
     Sample,
@@ -32,20 +31,9 @@ from analysis.index._trends import Dimension
 from analysis.ingest import load
 from analysis.judge import CascadePart, JudgeSpec, RunEstimate, estimate_figures, estimate_run
 from analysis.models import STEP_KEYS, Condition, JudgeUnit, Judgment, LoadResult, ToolCatalog
-from analysis.render import JudgeInput, RenderOptions, UnitFigures, judge_inputs, unit_figures
-from analysis.scorer import StepFeatures, scored_step, step_features
+from analysis.render import JudgeInput, RenderOptions, judge_inputs, unit_figures
+from analysis.scorer import StepFeatures, step_features
 
-STORED = (
-    "session_id",
-    "turn_index",
-    "step_index",
-    "parent_call_id",
-    "message_id",
-    "score AS probability",
-    "coalesce(catalog_size, 0) AS catalog_size",
-)
-"""What a scorer's judgment ``tsq score`` kept in the index is made again from
-(``analysis.scorer.scored_step``'s arguments)."""
 FEATURE_BATCH = 20_000
 """Steps whose features a cascade's scorer reads and scores at once."""
 
@@ -159,7 +147,7 @@ def indexed_plan(
     cascade = None
     if choice.cascade is not None:
         asked, cascade = _indexed_cascade(
-            reader, shown, steps, spec, conditions, choice, live, [*earlier, *earlier_out]
+            reader, shown, steps, spec, conditions, choice, live, [*earlier, *earlier_out], default
         )
         sample, already = None, 0
     else:
@@ -248,25 +236,20 @@ def _indexed_cascade(
     choice: Choice,
     live: ToolCatalog | None,
     earlier: Sequence[Judgment],
+    default: bool,
 ) -> tuple[pl.DataFrame, CascadePart]:
     """A cascade's steps through the index: the scorer's judgments ``tsq score`` kept there,
     and for the other steps, the scorer reading their features as the index keeps them; the
-    estimate is the index's figures' (else the steps rendered)."""
+    estimate is the index's figures' for the ``default`` rendering, else the steps rendered."""
     assert choice.cascade is not None
     keys = _keys(steps)
-    stored = reader.conn.execute(
-        f"SELECT {', '.join(STORED)} FROM judgments WHERE source_file IN (SELECT path FROM scope)"
-        f" AND {SCORER_OWN} AND judge_id = ? AND condition = 'full' AND step_index IS NOT NULL",
-        [choice.cascade.card.scorer_id],
-    ).fetchall()
-    card = choice.cascade.card
     scored: dict[StepKey, Judgment] = {
-        (row[0], row[1], row[2], row[3]): scored_step(
-            **dict(zip((c.split()[-1] for c in STORED), row, strict=True)),
-            scorer_id=card.scorer_id,
-            name=card.name,
+        (j.session_id, j.turn_index, j.step_index, j.parent_call_id): j
+        for j in scorer_judgments_in_scope(
+            reader.conn,
+            " AND judge_id = ? AND condition = 'full' AND step_index IS NOT NULL",
+            [choice.cascade.card.scorer_id],
         )
-        for row in stored
     }
     missing = set(keys) - set(scored)
     if missing:  # scored a batch at a time: the features of every step are never all held
@@ -281,23 +264,22 @@ def _indexed_cascade(
                 if (key := (found[0], found[1], found[2], found[3])) in missing
             }
             scored |= scored_by(features, choice.cascade)
-    figures: list[UnitFigures] | None = figures_of(steps)
-    options = spec.render_options()
-    if not (tuple(conditions) == ("full",) and live is None and options == RenderOptions()):
-        figures = None
-    if figures is None:
+    indexed = figures_of(steps) if default else None
+    if indexed is None:
         wanted = set(steps.select("source_file", "session_id").iter_rows())
-        every = render_chosen(sessions_of(reader, shown, wanted), steps, conditions, live, options)
-        figures = [unit_figures(unit) for unit in every]
+        sessions = sessions_of(reader, shown, wanted)
+        every = render_chosen(sessions, steps, conditions, live, spec.render_options())
+    figures = indexed if indexed is not None else [unit_figures(unit) for unit in every]
     system = spec.system_text()
-    found = figures
     asked, part = choose_cascade(
         keys,
         scored,
         choice.cascade,
         spec.judge_id,
         earlier,
-        lambda places: estimate_figures([found[p] for p in places], spec.votes, spec.model, system),
+        lambda places: estimate_figures(
+            [figures[p] for p in places], spec.votes, spec.model, system
+        ),
         choice.seed,
     )
     return steps[asked], part

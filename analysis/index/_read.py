@@ -19,6 +19,7 @@ from analysis.index._build import (
     stamp,
     with_scope,
 )
+from analysis.index._rows import SCORER_OWN
 from analysis.ingest import (
     IngestReport,
     IngestTotals,
@@ -27,7 +28,7 @@ from analysis.ingest import (
     registered,
     sorted_counts,
 )
-from analysis.models import LoadResult, ParseIssue, ScorerRecord
+from analysis.models import Judgment, LoadResult, ParseIssue, ScorerRecord
 
 
 class IndexReader:
@@ -187,6 +188,39 @@ class IndexReader:
         with self.guarded():
             with_scope(self.conn, scope)
             return list(self.conn.execute(query + where + tail).fetchall())
+
+
+def scorer_judgments_in_scope(
+    conn: Any, tail: str = "", parameters: Sequence[object] = ()
+) -> list[Judgment]:
+    """The judgments trained step scorers wrote into the index (``tsq score``) for the files
+    of the temporary table ``scope``, and ``tail``'s further conditions (with ``parameters``):
+    rows of the shape ``tsq judge --out`` writes, ``rater`` ``scorer``, no votes; by session,
+    turn and step."""
+    from analysis.scorer import scored_step
+
+    rows = conn.execute(
+        "SELECT session_id, turn_index, step_index, message_id, parent_call_id, condition,"
+        " judge_id, model, score, catalog_size FROM judgments"
+        f" WHERE source_file IN (SELECT path FROM scope) AND {SCORER_OWN}{tail}"
+        " ORDER BY session_id, turn_index, step_index, parent_call_id NULLS FIRST",
+        list(parameters),
+    ).fetchall()
+    return [
+        scored_step(
+            session_id=row[0],
+            turn_index=row[1],
+            step_index=row[2],
+            message_id=row[3],
+            parent_call_id=row[4],
+            condition=row[5],
+            scorer_id=row[6],
+            name=row[7],
+            probability=row[8],
+            catalog_size=row[9] or 0,
+        )
+        for row in rows
+    ]
 
 
 def scorer_records(conn: Any) -> dict[str, ScorerRecord]:

@@ -174,21 +174,9 @@ def cascade_table(points: Sequence[CascadePoint]) -> pl.DataFrame:
             {
                 "LLM judge": point.judge_id,
                 "to the judge": f"{point.share:.0%} ({point.judged_steps} of {point.n})",
-                "agreement with people": share(point.agreement)
-                + interval(point.agreement_ci, True),
-                "against the scorer alone": (
-                    f"{point.versus_scorer.agreement_diff:+.1%}"
-                    if point.versus_scorer.agreement_diff is not None
-                    else "n/a"
-                )
-                + (
-                    f" [{ci[0]:+.1%}, {ci[1]:+.1%}]"
-                    if (ci := point.versus_scorer.agreement_diff_ci)
-                    else ""
-                ),
-                "the judge's cost": (
-                    f"${point.cost_usd:.2f}" if point.cost_usd is not None else "unknown"
-                ),
+                "agreement with people": point.agreement_in_words,
+                "against the scorer alone": point.versus_in_words,
+                "the judge's cost": point.cost_in_words,
             }
             for point in points
         ],
