@@ -158,8 +158,8 @@ def test_people_log_in_label_as_themselves_and_log_out(login_workbench, screensh
 
         log_in(tab, "ana@example.org")  # from the Adjudicate page: back to the app
         tab.screenshot(path=screenshots / "2-logged-in.png")
-        for page in PAGES:  # logged in: every page runs, and says who is in
-            tab.goto(f"{url}/{page}")
+        for page in PAGES:  # logged in: every page runs from the sidebar, and says who is in
+            tab.locator(f'[data-testid="stPageLink-NavLink"][href="{page}"]').click()
             expect(tab.get_by_text("Logged in as ana@example.org")).to_be_visible(timeout=60_000)
             page_has_run(tab)
             assert tab.get_by_test_id("stHeading").count() > 0, page
