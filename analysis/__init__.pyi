@@ -19,6 +19,7 @@ from . import (
 )
 from ._format import (
     PERCENT_COLUMNS as PERCENT_COLUMNS,
+    counted as counted,
     header as header,
     interval as interval,
     no_interval as no_interval,

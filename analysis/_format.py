@@ -6,6 +6,11 @@ from __future__ import annotations
 from analysis._intervals import MIN_SESSIONS, TOO_FEW_SESSIONS
 
 
+def counted(count: int, one: str, many: str | None = None) -> str:
+    """``1 issue``, ``2 issues``, ``1,094 steps``: a count and its noun, agreeing in number."""
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
+
+
 def share(value: float | None, missing: str = "n/a") -> str:
     return missing if value is None else f"{value:.1%}"
 

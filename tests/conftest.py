@@ -405,6 +405,15 @@ def screenshots(request: pytest.FixtureRequest) -> Path:
     return folder
 
 
+def indexed_at(index: Path) -> dict[str, Any]:
+    """When the index at ``index`` last parsed each of its files (its ``files`` table): equal
+    before and after a command means the command read the index without parsing anything."""
+    import duckdb
+
+    with duckdb.connect(str(index), read_only=True) as conn:
+        return dict(conn.execute("SELECT path, indexed_at FROM files").fetchall())
+
+
 def run_tsq(
     *args: str, env: Mapping[str, str | None] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:

@@ -136,6 +136,7 @@ def test_a_link_inside_the_data_root_to_a_file_outside_is_not_read(rooted):
     assert issues.label == "1 parse issue"
     (issue,) = issues.dataframe[0].value.to_dict("records")
     assert issue["reason"] == "leads outside the data root; not read"
+    assert (issue["count"], issue["lines"]) == (1, "")  # an issue of the whole file
 
 
 def test_the_other_pages_see_no_judgments_of_a_folder_outside_the_root(rooted):

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, tsq
+from conftest import SAMPLES, indexed_at, tsq
 from test_load_dedupe import SPOTTER_SESSION, _write_resumed
 
 import analysis
@@ -218,7 +218,8 @@ def test_a_command_through_the_index_prints_what_reading_every_file_prints(
     assert indexed.returncode == plain.returncode == 0, indexed.stderr
     assert json.loads(indexed.stdout) == json.loads(plain.stdout)
     assert json.loads(plain.stdout)["findings" if name == "lint" else "sessions"]
-    assert "files new" in indexed.stderr  # the index was built, then read
+    assert indexed_at(tmp_path / "index.duckdb")  # the index was built, then read
+    assert "index.duckdb" not in indexed.stderr  # what the index holds is tsq index's to say
 
 
 def test_reading_a_missing_index_says_how_to_build_it(tmp_path):

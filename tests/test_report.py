@@ -542,7 +542,7 @@ def test_cli_report_judgments_file_overrides_loaded_ones(tmp_path, loaded):
 @pytest.mark.parametrize(
     ("arguments", "code", "message"),
     [
-        (["nowhere"], 2, "Nothing could be loaded"),
+        (["nowhere"], 2, "nowhere: no such file or folder"),
         (
             [*map(str, SAMPLE_FOLDERS), "--judgments", "missing.jsonl"],
             2,

@@ -537,8 +537,24 @@ def issues_panel(workspace: Workspace) -> None:
     issues = workspace.collection.issues()
     if not issues:
         return
-    with st.expander(f"{len(issues)} parse issue{'' if len(issues) == 1 else 's'}"):
-        st.dataframe([issue.model_dump() for issue in issues], hide_index=True)
+    groups = analysis.ingest.grouped_issues(issues)
+    with st.expander(analysis.counted(len(issues), "parse issue")):
+        st.caption(
+            "Issues of one file with one reason are one row, with how many there are and on "
+            "which lines; `tsq ingest --json` lists each."
+        )
+        rows = [
+            {"file": g.file, "reason": g.reason, "count": g.count, "lines": g.lines_in_words()}
+            for g in groups
+        ]
+        st.dataframe(
+            rows,
+            hide_index=True,
+            column_config={
+                "reason": st.column_config.TextColumn(width="large"),
+                "lines": st.column_config.TextColumn(width="medium"),
+            },
+        )
 
 
 def scorer_folders(workspace: Workspace) -> dict[str, str]:

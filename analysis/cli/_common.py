@@ -67,16 +67,23 @@ def _load_or_exit(
 
     cut = None if whole_results else DEFAULT_MAX_RESULT_CHARS
     result = load(paths, catalog=catalog, max_result_chars=cut)
-    _issues_or_exit(result.all_issues(), bool(result.sessions))
+    from analysis.ingest import why_nothing_loaded
+
+    why = why_nothing_loaded(paths, result.files_read, 0)
+    _issues_or_exit(result.all_issues(), bool(result.sessions), why)
     return result
 
 
-def _issues_or_exit(issues: list[ParseIssue], loaded: bool) -> None:
-    """Every issue on stderr; exit 2 when nothing could be loaded."""
-    for issue in issues:
-        click.echo(str(issue), err=True)
+def _issues_or_exit(issues: list[ParseIssue], loaded: bool, why_nothing: str) -> None:
+    """Every issue on stderr, those of one file with one reason as one line; exit 2 when
+    nothing could be loaded (``why_nothing`` said only when no issue says why)."""
+    from analysis.ingest import grouped_issues
+
+    for group in grouped_issues(issues):
+        click.echo(str(group), err=True)
     if not loaded:
-        click.echo("Nothing could be loaded from the given paths.", err=True)
+        if not issues:
+            click.echo(why_nothing, err=True)
         sys.exit(EXIT_NOTHING_LOADED)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from analysis.index import Collection
+    from analysis.index import Collection, IndexSummary
 
 EXIT_UNUSABLE = 2
 
@@ -69,7 +69,6 @@ def collection_or_exit(
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)
-    click.echo(collection.summary.in_words(), err=True)
     return collection
 
 
@@ -78,9 +77,10 @@ def update_or_exit(
     index_path: str | None,
     workers: int | None,
     label_stores: tuple[str, ...] = (),
-) -> str:
+) -> IndexSummary:
     """Bring the index up to date for ``paths`` with a progress bar on a terminal; a problem
-    is one sentence and exit 2. Returns the summary line."""
+    is one sentence and exit 2. What the index then holds is `tsq index`'s to print, not the
+    other commands' (their summaries describe the paths they were given)."""
     from tqdm import tqdm
 
     from analysis.index import IndexProblem, update_index
@@ -99,7 +99,7 @@ def update_or_exit(
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)
-    return summary.in_words()
+    return summary
 
 
 def _note(sentence: str) -> None:
@@ -136,7 +136,7 @@ def index_command(
 
     Exit status: 0 done; 2 the index cannot be used or written.
     """
-    click.echo(update_or_exit(paths, index_path, workers, label_stores))
+    click.echo(update_or_exit(paths, index_path, workers, label_stores).in_words())
     if parquet_dir is not None:
         from analysis.index import IndexProblem, export_parquet
 

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 
 def _print_report(report: IngestReport) -> None:
+    from analysis import counted
+    from analysis.ingest import grouped_issues
+
     for session in report.sessions:
         total = sum(session.tool_calls.values())
         click.echo(f"{session.session_id}  [{session.format}]  {session.source}")
@@ -35,16 +38,18 @@ def _print_report(report: IngestReport) -> None:
         sub_total = sum(session.subagent_tool_calls.values())
         click.echo(f"  subagent tool calls: {sub_total} ({_counts(session.subagent_tool_calls)})")
         click.echo(f"  parse issues: {len(session.issues)}")
-        for issue in session.issues:
-            click.echo(f"    {issue}")
-    for issue in report.totals.file_issues:
-        click.echo(f"{issue}", err=True)
+        for group in grouped_issues(session.issues):
+            click.echo(f"    {group}")
+    for group in grouped_issues(report.totals.file_issues):
+        click.echo(f"{group}", err=True)
     totals = report.totals
+    if not report.sessions:
+        return  # what could not be read is said above, one sentence per file and reason
     click.echo(
-        f"{totals.sessions} sessions, {totals.turns} turns, "
-        f"{sum(totals.tool_calls.values())} tool calls, "
-        f"{sum(totals.subagent_tool_calls.values())} subagent tool calls, "
-        f"{totals.issues} issues, from {totals.files} files"
+        f"{counted(totals.sessions, 'session')}, {counted(totals.turns, 'turn')}, "
+        f"{counted(sum(totals.tool_calls.values()), 'tool call')}, "
+        f"{counted(sum(totals.subagent_tool_calls.values()), 'subagent tool call')}, "
+        f"{counted(totals.issues, 'issue')}, from {counted(totals.files, 'file')}"
     )
 
 
@@ -79,6 +84,8 @@ def ingest(
     Exit status: 0 when at least one session was loaded (with or without issues),
     2 when nothing could be loaded.
     """
+    from analysis.ingest import why_nothing_loaded
+
     if list_formats:
         _print_formats(as_json)
         return
@@ -95,8 +102,8 @@ def ingest(
     else:
         _print_report(report)
     if not report.sessions:
-        if not as_json:
-            click.echo("Nothing could be loaded from the given paths.", err=True)
+        if not as_json and not report.totals.file_issues:
+            click.echo(why_nothing_loaded(paths, report.totals.files, 0), err=True)
         sys.exit(EXIT_NOTHING_LOADED)
 
 
@@ -115,7 +122,7 @@ def _print_formats(as_json: bool) -> None:
 def _indexed_report(paths: tuple[str, ...], index_path: str | None) -> IngestReport:
     from analysis.index import IndexProblem, IndexReader
 
-    click.echo(update_or_exit(paths, index_path, None), err=True)
+    update_or_exit(paths, index_path, None)  # what the index holds is `tsq index`'s to say
     try:
         with IndexReader(index_path) as reader:
             return reader.ingest_report(paths)

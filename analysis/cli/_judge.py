@@ -245,9 +245,7 @@ def _source(paths: tuple[str, ...], args: _Given, options: JudgeOptions) -> Unit
 
     if not args.no_index and options.unit == "step" and not options.text_steps:
         index_path = args.index_path
-        return FromIndex(
-            paths, index_path, update=lambda: click.echo(update_or_exit(paths, index_path, None))
-        )
+        return FromIndex(paths, index_path, update=lambda: update_or_exit(paths, index_path, None))
     return FromFiles(paths, read=lambda: _load_or_exit(paths))
 
 

@@ -50,7 +50,7 @@ def lint(
         scorers = scorers_among(judged)
     else:
         collection = collection_or_exit(paths, index_path)
-        _issues_or_exit(collection.issues(), bool(collection.session_ids))
+        _issues_or_exit(collection.issues(), bool(collection.session_ids), collection.why_empty())
         judged = merge_judgments(collection.every_judgment(), loaded)
         findings = collection.findings(frame=collection.findings_with(judged))
         scorers = scorers_among(judged, collection.scorers)

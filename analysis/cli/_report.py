@@ -92,7 +92,7 @@ def report(
         found = source.judgments
     else:
         source = collection = collection_or_exit(paths, index_path)
-        _issues_or_exit(collection.issues(), bool(collection.session_ids))
+        _issues_or_exit(collection.issues(), bool(collection.session_ids), collection.why_empty())
         found = collection.every_judgment()
     judged = merge_judgments(found, _judgments_or_exit(judgments))
     if judge_id is not None:

@@ -39,6 +39,7 @@ from typing import Any
 from platformdirs import user_cache_dir
 from pydantic import BaseModel
 
+from analysis._format import counted
 from analysis.index._rows import TABLES, Rows, empty_rows, keys_of, load_rows, subagent_files
 from analysis.ingest import discover_resolved, load
 from analysis.models import LoadResult, ParseIssue
@@ -107,8 +108,9 @@ class IndexSummary(BaseModel):
     def in_words(self) -> str:
         rebuilt = f" ({self.rebuilt})" if self.rebuilt else ""
         return (
-            f"{self.new} files new, {self.changed} changed, {self.unchanged} unchanged, "
-            f"{self.removed} removed; {self.sessions:,} sessions, {self.steps:,} steps in "
+            f"{counted(self.new, 'file')} new, {self.changed} changed, {self.unchanged} "
+            f"unchanged, {self.removed} removed; {counted(self.sessions, 'session')}, "
+            f"{counted(self.steps, 'step')} in "
             f"{self.path}, {self.seconds:.1f} s{rebuilt}"
         )
 

@@ -30,7 +30,7 @@ from analysis.index._build import (
 )
 from analysis.index._read import IndexReader, scorer_judgments_in_scope, scorer_records
 from analysis.index._rows import SCORER_OWN
-from analysis.ingest import discover_resolved, load
+from analysis.ingest import discover_resolved, load, why_nothing_loaded
 from analysis.models import Judgment, ParseIssue, ScorerRecord, Session
 from analysis.scorer import StepFeatures
 from analysis.study import StepLabel
@@ -442,17 +442,7 @@ class Collection:
 
     def why_empty(self) -> str:
         """Why no session was found under the paths, in one sentence."""
-        where = ", ".join(self.paths)
-        files, issues = len(self._display), len(self._issues)
-        said = (
-            f"{issues} parse issue{'' if issues == 1 else 's'} say{'s' if issues == 1 else ''} why"
-        )
-        if not files:
-            return f"No transcripts in {where}: it holds no .jsonl, .json or .ndjson file" + (
-                f" that could be read ({said})." if issues else "."
-            )
-        found = f"{files} file{'' if files == 1 else 's'}"
-        return f"No transcripts in {where}: of the {found} found, none is a transcript ({said})."
+        return why_nothing_loaded(self.paths, len(self._display), len(self._issues))
 
     def issues(self) -> list[ParseIssue]:
         """Every issue, as ``LoadResult.all_issues`` lists them."""

@@ -24,9 +24,12 @@ from ._roots import (
 from ._summary import (
     IngestReport as IngestReport,
     IngestTotals as IngestTotals,
+    IssueGroup as IssueGroup,
     SessionSummary as SessionSummary,
+    grouped_issues as grouped_issues,
     ingest_report as ingest_report,
     sorted_counts as sorted_counts,
+    why_nothing_loaded as why_nothing_loaded,
 )
 from ._uploads import (
     UPLOAD_FILES_ENV as UPLOAD_FILES_ENV,

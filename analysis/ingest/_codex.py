@@ -501,7 +501,7 @@ class _RolloutBuilder:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             self.context.issue(
-                line, f"the arguments of a {name} call are not valid JSON; kept as text"
+                line, f"the arguments of the {name} call are not valid JSON; kept as text"
             )
             return {"arguments": raw}
 

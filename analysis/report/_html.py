@@ -28,7 +28,7 @@ import polars as pl
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from analysis._format import cell, header, interval, no_interval, share
+from analysis._format import cell, counted, header, interval, no_interval, share
 from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
 from analysis._scores import of_judge, rater_in_words, scorers_among, turn_scores
 from analysis.export import without_home
@@ -228,16 +228,12 @@ def _named(frame: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
     )
 
 
-def _plural(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
 def _listed(counts: Sequence[tuple[str, int]], names: dict[str, str]) -> str:
     """``1 in “…” (5eed0000), 2 in …``: the sessions with the most first."""
     ordered = sorted(counts, key=lambda item: (-item[1], names.get(item[0], item[0])))
     shown = [f"{n} in {names.get(sid, sid)}" for sid, n in ordered[:MAX_NAMED_SESSIONS]]
     more = len(ordered) - len(shown)
-    return ", ".join(shown) + (f" and {_plural(more, 'more session')}" if more else "")
+    return ", ".join(shown) + (f" and {counted(more, 'more session')}" if more else "")
 
 
 _STEPS = ("judged step or turn", "judged steps or turns")
@@ -276,13 +272,13 @@ def _doubts(findings: Sequence[Finding]) -> list[str]:
     doubts = []
     if uniform:
         doubts.append(
-            f"{_plural(len(uniform), 'session')} scored every judged turn alike "
+            f"{counted(len(uniform), 'session')} scored every judged turn alike "
             "(UNIFORM_SESSION_SCORES: a judge that cannot tell turns apart is usually missing "
             "the catalog or the call)"
         )
     if same_family:
         doubts.append(
-            f"{_plural(len(same_family), 'session')} "
+            f"{counted(len(same_family), 'session')} "
             f"{'was' if len(same_family) == 1 else 'were'} judged by a model of the agent's own "
             "family (SELF_PREFERENCE: LLM judges favour their own family's output; check against "
             "people's labels or a judge of another family)"
@@ -296,7 +292,7 @@ def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
         hits = [f for f in findings if f.code in codes]
         if hits:
             count = len({f.session_id for f in hits}) if one == "session" else len(hits)
-            parts.append(sentence.format(_plural(count, one, many)))
+            parts.append(sentence.format(counted(count, one, many)))
     doubts = _doubts(findings)
     facts = []
     if parts:
@@ -317,7 +313,7 @@ def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
             (
                 "no_catalog",
                 f"Separately, about the input rather than what the judge saw: "
-                f"{_plural(len(no_catalog), 'session')} "
+                f"{counted(len(no_catalog), 'session')} "
                 f"{'carries' if len(no_catalog) == 1 else 'carry'} no tool catalog on the trace, "
                 "so a platform receiving the trace sees no menu; tsq export attaches the menu.",
             )
@@ -353,7 +349,7 @@ def _found_section(
             (
                 "mean_tsq",
                 f"Mean TSQ is {_mean_tsq(overview)} across "
-                f"{_plural(means.len(), 'judged session')} (of {overview.height}; "
+                f"{counted(means.len(), 'judged session')} (of {overview.height}; "
                 f"{condition} condition; a session's TSQ is the mean of its turns, a turn's the "
                 "mean of its judged steps), from 0 (every choice wrong) to 1 (every choice "
                 "right).",
@@ -364,10 +360,10 @@ def _found_section(
         facts.append(
             (
                 "judged",
-                f"{who} scored {_plural(steps, 'decision (step)', 'decisions (steps)')} in "
-                f"{_plural(scores.height, 'turn')}."
+                f"{who} scored {counted(steps, 'decision (step)', 'decisions (steps)')} in "
+                f"{counted(scores.height, 'turn')}."
                 if steps
-                else f"{who} scored {_plural(scores.height, 'turn')}, each as a whole.",
+                else f"{who} scored {counted(scores.height, 'turn')}, each as a whole.",
             )
         )
         if scorers:
@@ -390,7 +386,7 @@ def _found_section(
         facts.append(
             (
                 "ambiguous",
-                f"{total} of {_plural(judged, unit, units)} "
+                f"{total} of {counted(judged, unit, units)} "
                 f"{'was' if total == 1 else 'were'} ambiguous (the judges split): "
                 f"{_listed(list(split.iter_rows()), names)}."
                 if total
@@ -924,7 +920,7 @@ def _agreement_facts(before_after: pl.DataFrame) -> list[tuple[str, str]]:
     return [
         (
             "agreement",
-            f"Judge vs human: on {_plural(items, 'item')}, the judge council's label matched "
+            f"Judge vs human: on {counted(items, 'item')}, the judge council's label matched "
             f"the human label before → after reconciliation: {fields}.",
         )
     ]
