@@ -132,65 +132,74 @@ except LLMError as error:
     st.stop()
 base_url = endpoint_choice(rules, provider, spec.base_url)
 
-chosen = [s for s in map(workspace.session, ids) if s is not None]
 try:
     spec = spec.with_changes(model=model, votes=votes, base_url=base_url)
 except ValueError:
     st.error("Give the judge model.")
     st.stop()
-options = analysis.judge.JudgeOptions(
-    unit=unit,
-    selection=selection,
-    subagents=subagents,
-    ablation=ablation,
-    max_cost=max_cost,
-    cascade=Path(folder) if folder else None,
-    budget=budget,
-    uncertain=uncertain,
-)
-plan = analysis.judge.prepare_run(
-    analysis.index.FromSessions(chosen),
-    spec,
-    options,
-    keys=key_environment(),
-    endpoints=rules,
-    kept=st.session_state.get(Key.JUDGE_RESULTS, []),
-    who=who,
-    caps=caps,
-)
-for line in plan.sample:  # the cascade in words
-    st.caption(inert(line))
-if plan.estimate is not None:
-    st.caption(plan.estimate.in_words(unit, spec.votes, len(plan.conditions)))
-spent_today(who, caps)
-st.caption(f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)")
-if plan.refusal:  # steps it cannot choose, a request beyond the model's context: nothing to run
-    st.error(inert(plan.refusal))
-    st.stop()
-if plan.key_refusal:
-    st.info(f"{plan.key_refusal} Everything else in the workbench works without one.")
-if plan.cost_refusal or plan.spending_refusal:
-    st.error(inert(plan.cost_refusal or plan.spending_refusal or ""))
-if plan.run_refusal is None:
-    confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
-        inert(plan.confirm), key=f"judge_confirm_{plan.confirm}"
+chosen = [s for s in map(workspace.session, ids) if s is not None]
+judge_named = f"Judge: {inert(spec.judge_id)} (the spec's name and a hash of what it asks)"
+if not chosen:
+    spent_today(who, caps)
+    st.caption(judge_named)
+    st.info(
+        "Choose one or more sessions above: what judging them would cost, and the button to "
+        "run the judge, appear then."
     )
-    runnable = bool(plan.units) or plan.cascade is not None
-    if st.button("Run the judge", disabled=not runnable or not confirmed, key="judge_run"):
-        total = max(len(plan.units or []), 1)
-        bar = st.progress(0.0, text="Judging…")
-        done = [0]
+else:
+    options = analysis.judge.JudgeOptions(
+        unit=unit,
+        selection=selection,
+        subagents=subagents,
+        ablation=ablation,
+        max_cost=max_cost,
+        cascade=Path(folder) if folder else None,
+        budget=budget,
+        uncertain=uncertain,
+    )
+    plan = analysis.judge.prepare_run(
+        analysis.index.FromSessions(chosen),
+        spec,
+        options,
+        keys=key_environment(),
+        endpoints=rules,
+        kept=st.session_state.get(Key.JUDGE_RESULTS, []),
+        who=who,
+        caps=caps,
+    )
+    for line in plan.sample:  # the cascade in words
+        st.caption(inert(line))
+    if plan.estimate is not None:
+        st.caption(plan.estimate.in_words(unit, spec.votes, len(plan.conditions)))
+    spent_today(who, caps)
+    st.caption(judge_named)
+    if plan.refusal:  # steps it cannot choose, a request beyond the model's context: nothing to run
+        st.error(inert(plan.refusal))
+        st.stop()
+    if plan.key_refusal:
+        st.info(f"{plan.key_refusal} Everything else in the workbench works without one.")
+    if plan.cost_refusal or plan.spending_refusal:
+        st.error(inert(plan.cost_refusal or plan.spending_refusal or ""))
+    if plan.run_refusal is None:
+        confirmed = plan.confirm is None or st.checkbox(  # a new amount, a new confirmation
+            inert(plan.confirm), key=f"judge_confirm_{plan.confirm}"
+        )
+        runnable = bool(plan.units) or plan.cascade is not None
+        if st.button("Run the judge", disabled=not runnable or not confirmed, key="judge_run"):
+            total = max(len(plan.units or []), 1)
+            bar = st.progress(0.0, text="Judging…")
+            done = [0]
 
-        def advance() -> None:
-            done[0] += 1
-            bar.progress(done[0] / total, text=f"Judged {done[0]} of {total}")
+            def advance() -> None:
+                done[0] += 1
+                bar.progress(done[0] / total, text=f"Judged {done[0]} of {total}")
 
-        outcome = analysis.judge.execute(plan, on_unit=advance)
-        if outcome.error:
-            st.error(inert(outcome.error))
-        else:
-            st.session_state[Key.JUDGE_RESULTS] = outcome.merged
-            st.success("  \n".join(inert(line) for line in outcome.summary))
+            outcome = analysis.judge.execute(plan, on_unit=advance)
+            if outcome.error:
+                st.error(inert(outcome.error))
+            else:
+                st.session_state[Key.JUDGE_RESULTS] = outcome.merged
+                st.success("  \n".join(inert(line) for line in outcome.summary))
 
 if cascading:
     beside = bundled_scorer_versus()

@@ -6,7 +6,7 @@ import streamlit as st
 import analysis
 from analysis.judge import rater_in_words
 from analysis.views import SCORE_COLUMNS, score_distribution_chart
-from workbench import chart_downloads, data_source, inert, issues_panel, open_page, page_frame
+from workbench import chart_downloads, data_source, issues_panel, open_page, page_frame
 
 SHOWN_ROWS = 2000  # rows sent to the browser at once; counts and chart cover every match
 OVERVIEW_COLUMNS = [
@@ -27,12 +27,9 @@ OVERVIEW_COLUMNS = [
 page_frame("overview")
 st.title("Sessions")
 workspace = data_source()
-issues_panel(workspace)
+issues_panel(workspace.collection)
 overview = workspace.overview()
 scorer, _ = workspace.collection.q_scores
-if overview.is_empty():
-    st.info(inert(workspace.collection.why_empty()))
-    st.stop()
 
 search = st.text_input(
     "Find sessions",

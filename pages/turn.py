@@ -5,7 +5,7 @@ import streamlit as st
 
 import analysis
 from analysis import findings_for_step, turn_table, why_this_score
-from analysis.findings import findings_for_turn, is_about_input, votes_in_words
+from analysis.findings import findings_for_turn, is_about_input, undermining, votes_in_words
 from analysis.judge import rater_in_words
 from analysis.study import step_item_id
 from analysis.views import judgment_of, next_to_label, step_table
@@ -56,11 +56,21 @@ summary = turn_table(session, session_judgments, session_findings, condition).fi
     pl.col("turn_index") == turn.index
 )
 score = summary["score"][0]
-st.metric(
+undermined = undermining(
+    findings_for_turn(session_findings, session.session_id, turn.index, condition)
+)
+big, beside = st.columns([1, 3]) if undermined and score is not None else (st.container(), None)
+big.metric(
     "Turn TSQ",
     "—" if score is None else f"{score:.2f}",
     help="The mean TSQ of the turn's judged steps (a step's TSQ: its fraction of votes 'correct').",
 )
+if beside is not None:
+    more = f" (and {len(undermined) - 1} more below)" if len(undermined) > 1 else ""
+    beside.warning(
+        inert(f"This score may not mean what it says — {undermined[0].message}{more}"),
+        icon=":material/warning:",
+    )
 st.caption(f"{summary['verdict_kind'][0]}: {summary['votes_label'][0] or 'run the judge'}")
 
 whole_turn = judgment_of(judgments, session.session_id, turn.index, condition)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -14,6 +15,7 @@ from conftest import (
     CORPUS,
     HOSTILE,
     RICH,
+    SAMPLES,
     open_app as app,
     open_page as page,
     plain,
@@ -287,7 +289,7 @@ def test_catalog_page_shows_the_three_catalogs_and_the_span():
 
 
 def test_judge_page_without_a_key_explains_and_still_shows_the_ablation():
-    at = page("pages/judge.py")
+    at = page("pages/judge.py", session=BAD)
     assert not at.exception
     assert "No API key" in at.info[0].value
     assert "judge_run" not in [b.key for b in at.button]
@@ -639,20 +641,40 @@ def test_overview_leaves_the_council_study_to_the_agreement_page():
     assert at.caption[0].value.startswith(f"{len(shown)} of {len(shown)} sessions")
 
 
-def test_overview_error_filter_keeps_the_sessions_with_error_findings():
-    folder = analysis.sample_data_dir()  # as a local folder: with the study's error-free sessions
+def test_overview_errors_are_those_the_turn_page_shows_under_the_full_condition(tmp_path):
+    """The Overview's error count, and its filter, are of the findings under the condition its
+    scores are of (full) and those about the input: the ablation's bare and
+    catalog_no_call errors are the Turn page's under those conditions, not the session's."""
+
+    folder = tmp_path / "sample"
+    shutil.copytree(analysis.sample_data_dir() / "transcripts", folder / "transcripts")
+    (folder / "judgments").mkdir()
+    lines = (analysis.sample_data_dir() / "judgments" / "illustrative.judgments.jsonl").read_text()
+    judgments = [json.loads(line) for line in lines.splitlines()]
+    unscored = next(j for j in judgments if j["session_id"] == BAD and j["condition"] == "full")
+    unscored.update(score=None, votes=[], n_valid=0, unscored_reason="every answer malformed")
+    (folder / "judgments" / "j.judgments.jsonl").write_text(
+        "\n".join(json.dumps(j) for j in judgments) + "\n"
+    )
+
     loaded = analysis.load([folder])
     findings = analysis.collect_findings(loaded.sessions, loaded.judgments)
-    with_errors = {f.session_id for f in findings if f.severity == "error"}
-    assert 0 < len(with_errors) < len(loaded.sessions)
+    errors = Counter(
+        f.session_id for f in findings if f.severity == "error" and f.condition in (None, "full")
+    )
+    assert set(errors) == {BAD}  # the sample's other errors are all under ablation conditions
+    assert any(f.severity == "error" and f.condition == "bare" for f in findings)
+
     at = page("pages/overview.py", source="folder", folder=str(folder))
     assert not at.exception
+    every = at.dataframe[0].value
+    assert dict(zip(every["session_id"], every["errors"], strict=True)) == {
+        s.session_id: errors[s.session_id] for s in loaded.sessions
+    }
     at.toggle(key="error_filter").set_value(True).run()
     shown = at.dataframe[0].value
-    assert set(shown["session_id"]) == with_errors
-    assert (shown["errors"] > 0).all()
-    total = len(loaded.sessions)
-    assert at.caption[0].value.startswith(f"{len(with_errors)} of {total} sessions")
+    assert list(shown["session_id"]) == [BAD]
+    assert at.caption[0].value.startswith(f"1 of {len(loaded.sessions)} sessions")
 
 
 def test_judge_page_council_shows_its_estimate_what_it_reads_and_the_keys_it_lacks():
@@ -741,3 +763,97 @@ def test_codex_sessions_open_on_every_page_of_a_session(tmp_path):
     menu = at.dataframe[0].value
     assert {"exec_command", "apply_patch", "write_stdin"} <= set(menu["tool"])
     assert "Read" not in set(menu["tool"])
+
+
+SESSION_PAGES = [
+    "pages/overview.py",
+    "pages/trends.py",
+    "pages/session.py",
+    "pages/turn.py",
+    "pages/catalog.py",
+    "pages/judge.py",
+]
+"""The pages that show sessions of the data source."""
+
+
+@pytest.mark.parametrize("path", SESSION_PAGES)
+def test_a_folder_without_transcripts_says_why_and_what_to_do_on_every_page(path, tmp_path):
+    (tmp_path / "notes.txt").write_text("not a transcript")
+    at = page(path, source="folder", folder=str(tmp_path))
+    assert not at.exception
+    assert [plain(i.value) for i in at.info] == [
+        f"No transcripts in {tmp_path}: it holds no .jsonl, .json or .ndjson file. "
+        "Choose another folder or upload files in the sidebar."
+    ]
+    assert not at.dataframe
+    assert [b.key for b in at.button] == ["look_again"]  # nothing to run, judge or save
+    assert not at.caption  # no estimate of nothing
+
+
+def test_the_judge_page_without_a_chosen_session_says_to_choose_one():
+    at = page("pages/judge.py")
+    assert not at.exception
+    assert "Choose one or more sessions above" in at.info[0].value
+    assert not [c for c in at.caption if "votes" in c.value]  # no estimate of nothing
+    assert not [b for b in at.button if b.key == "judge_run"]
+    at.multiselect(key="judge_sessions").set_value([BAD]).run()
+    assert [c for c in at.caption if "votes" in c.value]  # the estimate, once there is one
+    assert not [i for i in at.info if "Choose one or more sessions" in i.value]
+
+
+def test_a_link_naming_a_folder_sets_the_sidebar_without_streamlits_warning(tmp_path):
+    """A data source named in the URL reaches the sidebar's controls through their keys only:
+    Streamlit's warning of a widget given a default and a Session State value never comes."""
+    import logging
+
+    warned: list[str] = []
+
+    class Kept(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            warned.append(record.getMessage())
+
+    policies = logging.getLogger("streamlit.elements.lib.policies")
+    handler = Kept(logging.WARNING)
+    policies.addHandler(handler)
+    try:
+        at = page("pages/overview.py", source="folder", folder=str(SAMPLES / "transcripts"))
+        at = at.switch_page("pages/session.py").run()
+    finally:
+        policies.removeHandler(handler)
+    assert not at.exception
+    assert at.sidebar.radio(key="data_source").value == "Local folder"
+    assert at.sidebar.text_input(key="data_folder").value == str(SAMPLES / "transcripts")
+    assert not [w for w in warned if "Session State API" in w]
+
+
+UNDERMINED = "This score may not mean what it says — "
+
+
+def test_a_finding_that_undermines_a_score_is_said_beside_it():
+    """Under bare, the one-tool menu (an error) stands beside the Turn TSQ, styled as a
+    warning; a session-wide warning (every turn scored alike) does too under full; a turn
+    with neither has no such line."""
+    folders = [SAMPLES / "transcripts", SAMPLES / "judgments"]
+    loaded = analysis.load(folders)
+    findings = analysis.collect_findings(loaded.sessions, loaded.judgments)
+
+    def message(session: str, code: str, condition: str) -> str:
+        return next(
+            f.message
+            for f in findings
+            if (f.session_id, f.code, f.condition) == (session, code, condition)
+            and f.turn_index in (0, None)
+        )
+
+    at = page("pages/turn.py", session=BAD, turn="0")
+    assert not [w for w in at.warning if w.value.startswith(UNDERMINED)]
+    at.segmented_control(key="turn_condition").set_value("bare").run()
+    (said,) = [w for w in at.warning if w.value.startswith(UNDERMINED)]
+    assert plain(said.value) == (
+        f"{UNDERMINED}{message(BAD, 'SINGLE_TOOL_CATALOG', 'bare')} (and 1 more below)"
+    )
+    assert said.icon == ":material/warning:"
+
+    at = page("pages/turn.py", session=RETAIL, turn="0")
+    (said,) = [w for w in at.warning if w.value.startswith(UNDERMINED)]
+    assert plain(said.value) == UNDERMINED + message(RETAIL, "UNIFORM_SESSION_SCORES", "full")

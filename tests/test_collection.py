@@ -95,7 +95,8 @@ def test_a_folder_of_no_transcripts_says_what_it_holds(tmp_path):
     (said,) = at.info
     shown = said.value.replace("\\", "")  # as the page shows it, Markdown escapes read
     expected = "of the 1 file found, none is a transcript (1 parse issue says why)."
-    assert shown == f"No transcripts in {tmp_path}: {expected}"
+    then = "Choose another folder or upload files in the sidebar."
+    assert shown == f"No transcripts in {tmp_path}: {expected} {then}"
     assert at.expander[0].label == "1 parse issue"
 
 

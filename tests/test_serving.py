@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import data_root_workspace, needs_chromium, page_has_run
+from conftest import BAD, data_root_workspace, needs_chromium, page_has_run
 from streamlit_server import (
     REPO,
     accepts,
@@ -207,7 +207,8 @@ def test_beyond_loopback_a_visitors_endpoint_never_receives_the_servers_key(
         upload.write_bytes(spec_file(attacker.url))
         visitor = chromium.new_context(viewport={"width": 1400, "height": 900})
         tab = visitor.new_page()
-        tab.goto(f"{server.url}/judge")
+        projects = quote(str(root / "projects"))
+        tab.goto(f"{server.url}/judge?source=folder&folder={projects}&session={BAD}")
         tab.get_by_text("Judge model").first.wait_for(timeout=30_000)
         tab.get_by_text("Anyone who reaches this workbench can use it").wait_for()
         tab.get_by_text("Judge: tsq-rubric/3#").wait_for(timeout=30_000)

@@ -121,10 +121,7 @@ def _step_place(step_index: int, call: str | None) -> dict[str, str | None]:
 def chosen_session(workspace: Workspace) -> analysis.Session | None:
     """The session named in the URL, else the first, in a picker. A link to a session that is
     not loaded is said in one line."""
-    ids = workspace.collection.session_ids
-    if not ids:
-        st.info(inert(workspace.collection.why_empty()))
-        return None
+    ids = workspace.collection.session_ids  # never empty: data_source stops the page first
     current = st.query_params.get("session")
     if current is not None and current not in ids:
         first = workspace.collection.session_names[ids[0]]

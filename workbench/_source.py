@@ -365,13 +365,9 @@ def source_from_url() -> None:
     named = st.query_params.get("source")
     if named not in URL_SOURCES:
         return
-    wanted = {(Kept.DATA_SOURCE, Key.DATA_SOURCE): URL_SOURCES[named]}
+    remember(Kept.DATA_SOURCE, URL_SOURCES[named])  # the controls start from what is kept
     if named == "folder":
-        wanted[Kept.DATA_FOLDER, Key.DATA_FOLDER] = st.query_params.get("folder", "")
-    for (kept, widget), value in wanted.items():
-        if remembered(kept, "") != value:
-            remember(kept, value)
-            st.session_state[widget] = value  # the widget too, if this page already drew it
+        remember(Kept.DATA_FOLDER, st.query_params.get("folder", ""))
 
 
 def source_params(choice: str, typed: str) -> dict[str, str | None]:
@@ -427,21 +423,18 @@ def chosen_judge(
 
 def _source_widgets() -> tuple[str, str, list[Any]]:
     """The sidebar controls: (choice, folder as typed, uploaded files)."""
-    kept = remembered(Kept.DATA_SOURCE, SOURCES[0])
-    with st.sidebar:  # widget state is per page: each page starts from what was kept
-        choice = st.radio(
-            "Data",
-            SOURCES,
-            index=SOURCES.index(kept),
-            key=Key.DATA_SOURCE,
-            on_change=_source_chosen,
-        )
+    # Widget state is per page: each page's controls start from what was kept (a choice is
+    # kept by the controls' callbacks before the page runs again). They are given it through
+    # their keys, never also as a default (Streamlit warns of a widget given both).
+    st.session_state[Key.DATA_SOURCE] = remembered(Kept.DATA_SOURCE, SOURCES[0])
+    with st.sidebar:
+        choice = st.radio("Data", SOURCES, key=Key.DATA_SOURCE, on_change=_source_chosen)
         typed, files = "", []
         if choice == "Local folder":
             root = data_root()
+            st.session_state[Key.DATA_FOLDER] = remembered(Kept.DATA_FOLDER, "")
             typed = st.text_input(
                 "Folder",
-                value=remembered(Kept.DATA_FOLDER, ""),
                 placeholder=root or "~/.claude/projects",
                 key=Key.DATA_FOLDER,
                 on_change=_source_chosen,
@@ -490,6 +483,9 @@ def kept_folders(choice: str, typed: str) -> tuple[list[str], str | None, str | 
     return [str(folder)], None if inside is None else str(inside), None
 
 
+CHOOSE_ANOTHER = "Choose another folder or upload files in the sidebar."
+
+
 def data_source() -> Workspace:
     """The sidebar data-source control, shared by every page; returns what was loaded."""
     source_from_url()
@@ -509,6 +505,10 @@ def data_source() -> Workspace:
     if files:  # uploads have an index of their own, removed with this browser session's folder
         index = str(Path(folders[0]) / ".index.duckdb")
     collection = collection_or_stop(folders, root, index)
+    if not collection.session_ids:  # every page: nothing to show says why, and what to do
+        st.info(inert(f"{collection.why_empty()} {CHOOSE_ANOTHER}"))
+        issues_panel(collection)
+        st.stop()
     workspace = Workspace(collection, st.session_state.get(Key.JUDGE_RESULTS, []))
     workspace.judge = chosen_judge(
         workspace.all_judgments, workspace.collection.scorers, workspace.collection.scorer_ids
@@ -533,8 +533,9 @@ def collection_or_stop(folders: list[str], root: str | None, index: str | None) 
         st.stop()
 
 
-def issues_panel(workspace: Workspace) -> None:
-    issues = workspace.collection.issues()
+def issues_panel(collection: Collection) -> None:
+    """The collection's parse issues, grouped, in an expander (none: nothing)."""
+    issues = collection.issues()
     if not issues:
         return
     groups = analysis.ingest.grouped_issues(issues)

@@ -3,9 +3,9 @@ telling finding about what the judge saw."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from analysis.findings._finding import Finding, is_about_input, most_telling_first
+from analysis.findings._finding import Finding, finding_scope, is_about_input, most_telling_first
 from analysis.models import Judgment
 
 _DISSENT_WORDS = 12
@@ -79,3 +79,17 @@ def why_this_score(findings: Sequence[Finding], judgment: Judgment | None) -> st
     if judgment is None or judgment.unit == "turn":
         return reason
     return f"{votes_in_words(judgment)} {reason}"
+
+
+def undermining(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings that undermine a score, most telling first: errors about what the judge
+    saw, and warnings that hold for every turn of the session (a one-tool menu, every turn
+    scored alike, a judge of the agent's own family). A page shows them beside the score
+    itself, not only in the list below it."""
+    return [
+        f
+        for f in most_telling_first(findings)
+        if not is_about_input(f)
+        and (f.severity == "error" or finding_scope(f) in ("session", "every turn"))
+        and f.severity != "info"
+    ]

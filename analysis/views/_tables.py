@@ -235,8 +235,9 @@ def overview_of(
 
     ``name`` is the session's title, else its first ask, on one line and shortened;
     ``first_ask`` is that ask in full; ``project`` the last part of its working folder;
-    ``started`` its first turn's time. Scored sessions come first, then by start time;
-    ``session_id`` is the last column.
+    ``started`` its first turn's time. Findings are counted by severity, those about the input
+    and those about judgments of ``condition`` (an ablation's other conditions have their own).
+    Scored sessions come first, then by start time; ``session_id`` is the last column.
     """
     folder = pl.col("cwd").str.replace_all("\\", "/", literal=True).str.strip_chars_end("/")
     labels = labels.select(
@@ -252,7 +253,10 @@ def overview_of(
         (pl.col("verdict_kind") == "unscored").sum().alias("unscored_turns"),
         pl.len().alias("judged_turns"),
     )
-    severities = findings.group_by("session_id").agg(
+    # The findings of the condition shown (and those about the input): a count in the list is
+    # of what the Turn page it leads to shows under that condition.
+    shown = pl.col("condition").is_null() | (pl.col("condition") == condition)
+    severities = findings.filter(shown).group_by("session_id").agg(
         (pl.col("severity") == "error").sum().alias("errors"),
         (pl.col("severity") == "warning").sum().alias("warnings"),
         (pl.col("severity") == "info").sum().alias("infos"),
