@@ -20,10 +20,15 @@ from . import (
 from ._format import (
     PERCENT_COLUMNS as PERCENT_COLUMNS,
     counted as counted,
-    header as header,
     interval as interval,
     no_interval as no_interval,
     share as share,
+)
+from ._glossary import (
+    GLOSSARY as GLOSSARY,
+    Term as Term,
+    meaning as meaning,
+    words as words,
 )
 from ._intervals import (
     MIN_SESSIONS as MIN_SESSIONS,

@@ -64,7 +64,6 @@ HEADERS = {
     "turn_index": "turn",
     "step_index": "step",
     "parent_call_id": "subagent of call",
-    "catalog_no_call": "catalog, no call",
     "score": "TSQ",
     "votes_label": "votes",
     "for_correct": "argument for",
@@ -98,11 +97,6 @@ PERCENT_COLUMNS = frozenset(
 )
 """Columns of shares (0 to 1) in every table people read, written as percentages with one
 decimal (:func:`share`); other fractions get two decimals."""
-
-
-def header(column: str) -> str:
-    """A column's heading in words (:data:`HEADERS`)."""
-    return HEADERS.get(column, column.replace("_", " "))
 
 
 def cell(column: str, value: float) -> str:

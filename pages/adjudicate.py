@@ -14,6 +14,7 @@ from workbench import (
     page_frame,
     saving_as,
     set_url,
+    show_table,
     study_source,
     visitor,
 )
@@ -81,7 +82,12 @@ with st.form("decision", clear_on_submit=True):
         key="decision_side",
     )
     cause = st.selectbox(
-        "Cause", causes, index=None, placeholder="Choose the cause", key="decision_cause"
+        "Cause",
+        causes,
+        index=None,
+        placeholder="Choose the cause",
+        format_func=analysis.words,
+        key="decision_cause",
     )
     note = st.text_area("Note", height=80, key="decision_note")
     saved = st.form_submit_button("Save decision", key="save_decision")
@@ -97,7 +103,7 @@ with st.expander(f"History of this disagreement ({history.height} decisions)"):
     if history.is_empty():
         st.caption("No one has decided it yet.")
     else:
-        st.dataframe(history, hide_index=True)
+        show_table(history)
 
 if saved:
     who = identity if identity is not None else typed.strip()

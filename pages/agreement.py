@@ -93,7 +93,10 @@ by = st.radio("Compare", ["rater", "kind"], horizontal=True, key="agreement_by")
 report = view.agreement("kind" if by == "kind" else "rater")
 pairs = report.pairs_frame()
 shown_field = st.selectbox(
-    "Kappa intervals for", [*report.fields, "every field"], key="kappa_field"
+    "Kappa intervals for",
+    [*report.fields, "every field"],
+    format_func=analysis.words,
+    key="kappa_field",
 )
 drawn = analysis.study.kappa_intervals_chart(
     pairs if shown_field == "every field" else pairs.filter(pl.col("field") == shown_field)
@@ -106,7 +109,7 @@ if picked.selection.rows:
     pair = report.pair(row["field"], row["rater_a"], row["rater_b"])
     st.caption(f"Confusion matrix: rows {inert(pair.rater_a)}, columns {inert(pair.rater_b)}")
     confusion = pl.DataFrame(pair.confusion, schema=pair.values, orient="row")
-    st.dataframe(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)), hide_index=True)
+    show_table(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)))
 council = report.council_frame()
 if not council.is_empty():
     st.caption("Inside the council: stage-1 judges among themselves, and the chairman")
@@ -179,9 +182,8 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
     queue = labelling_queue(analysis.of_judge(judgments), people["item_id"].to_list())
     if not queue.is_empty():
         st.caption("Steps to label next: split votes first, then those judged incorrect")
-        picked_step = st.dataframe(
+        picked_step = show_table(
             queue.drop("item_id"),
-            hide_index=True,
             on_select="rerun",
             selection_mode="single-row",
             key="label_queue",
@@ -207,7 +209,7 @@ scores = analysis.align.scores_frame(loop.specs)
 drawn_scores = analysis.align.spec_agreement_chart(scores)
 st.altair_chart(drawn_scores, width="stretch")
 chart_downloads(drawn_scores, "judge-specs-vs-people")
-st.dataframe(analysis.align.scores_table(loop.specs), hide_index=True)
+show_table(analysis.align.scores_table(loop.specs))
 for comparison in loop.comparisons:
     st.markdown(f"- {inert(comparison.in_words())}")
 scorer_folder = analysis.sample_data_dir() / "scorer"
@@ -280,9 +282,13 @@ if loop.disagreements:
 st.header("Disagreements")
 reconciled = tables.reconciled.filter(~pl.col("agree"))
 filters = st.columns(3)
-fields = filters[0].multiselect("Field", view.study.labels.fields, key="dis_fields")
+fields = filters[0].multiselect(
+    "Field", view.study.labels.fields, format_func=analysis.words, key="dis_fields"
+)
 sources = filters[1].multiselect("Settled by", ["human", "ai", "rule", "open"], key="dis_sources")
-causes = filters[2].multiselect("Cause", view.study.config.all_causes, key="dis_causes")
+causes = filters[2].multiselect(
+    "Cause", view.study.config.all_causes, format_func=analysis.words, key="dis_causes"
+)
 shown = reconciled.filter(
     (pl.col("field").is_in(fields) if fields else pl.lit(True))
     & (pl.col("source").is_in(sources) if sources else pl.lit(True))

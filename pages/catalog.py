@@ -8,7 +8,13 @@ from analysis.export import chat_attributes
 from analysis.findings import missing_from_menu
 from analysis.models import ToolCatalog
 from analysis.views import MENU_NAMES, PROVENANCE_WORDS, menu_comparison, snapshot_frame
-from workbench import chosen_session_and_turn, data_source, inert, page_frame
+from workbench import (
+    chosen_session_and_turn,
+    data_source,
+    inert,
+    page_frame,
+    show_table,
+)
 
 page_frame("catalog")
 st.title("Catalog")
@@ -27,6 +33,7 @@ condition = (
         "Judge condition",
         analysis.CONDITIONS,
         default="full",
+        format_func=analysis.words,
         key="catalog_condition",
         help="bare: only the tools this turn called are on the menu; otherwise the whole menu.",
     )
@@ -51,7 +58,7 @@ if snapshot is not None:
             "from the settings files: MCP servers configured for the folder, and permission "
             "rules (a denied tool is marked unavailable on the judge's menu)."
         )
-        st.dataframe(snapshot_frame(snapshot), hide_index=True, placeholder="—")
+        show_table(snapshot_frame(snapshot), placeholder="—")
 elif session.format.startswith("claude-code"):
     st.caption(
         "No menu snapshot: the session registry does not know this session "
@@ -71,9 +78,8 @@ st.caption(
         else f" baseline: {baseline.source}."
     )
 )
-st.dataframe(
+show_table(
     menu_comparison(rendered.tools, baseline, live, trace),
-    hide_index=True,
     row_height=84,
     column_config={
         **{menu: st.column_config.CheckboxColumn(width="small") for menu in MENU_NAMES},
@@ -83,7 +89,7 @@ st.dataframe(
 )
 with st.expander("The judge's menu in full: versions, the agent's own descriptions, parameters"):
     menu = analysis.catalog_frame(ToolCatalog(tools=rendered.tools))
-    st.dataframe(menu, hide_index=True)
+    show_table(menu)
     st.markdown(
         "\n".join(
             f"- **{name}**: {words}"

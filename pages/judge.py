@@ -20,6 +20,7 @@ from workbench import (
     max_cost_input,
     page_frame,
     scorer_folders,
+    show_table,
     spender,
     spending_caps,
     spent_today,
@@ -212,7 +213,7 @@ if cascading:
         "cascade entries). Each point's interval resamples sessions; the tooltip gives the "
         "judge's cost where its judgments recorded one."
     )
-    st.dataframe(analysis.scorer.cascade_table(beside.cascade), hide_index=True)
+    show_table(analysis.scorer.cascade_table(beside.cascade))
 
 judged = [j for j in workspace.judgments if not ids or j.session_id in ids]
 if judged:

@@ -6,7 +6,14 @@ import streamlit as st
 import analysis
 from analysis.judge import rater_in_words
 from analysis.views import SCORE_COLUMNS, score_distribution_chart
-from workbench import chart_downloads, data_source, issues_panel, open_page, page_frame
+from workbench import (
+    chart_downloads,
+    data_source,
+    issues_panel,
+    open_page,
+    page_frame,
+    show_table,
+)
 
 SHOWN_ROWS = 2000  # rows sent to the browser at once; counts and chart cover every match
 OVERVIEW_COLUMNS = [
@@ -66,9 +73,8 @@ st.caption(
     )
     + ", scored ones first, then by start. Select a row to open one."
 )
-event = st.dataframe(
+event = show_table(
     shown,
-    hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
     key="sessions_table",

@@ -3,15 +3,18 @@
 import polars as pl
 import streamlit as st
 
+import analysis
 from analysis.views import step_scores_chart, step_table, thread_frame, turn_gaps, turn_table
 from workbench import (
     chart_downloads,
     chosen_session,
+    codes_in_words,
     data_source,
     inert,
     open_page,
     open_step,
     page_frame,
+    show_table,
     stay_at_session,
 )
 
@@ -28,6 +31,7 @@ condition = (
         "Judge condition",
         conditions or ["full"],
         default="full" if "full" in conditions else None,
+        format_func=analysis.words,
         key="condition_pick",
     )
     or "full"
@@ -50,9 +54,8 @@ if not thread.is_empty():
         "History a resume replays is counted once, in the session that first had it, when "
         "both are loaded. Pick a row to open that session."
     )
-    picked_session = st.dataframe(
+    picked_session = show_table(
         thread,
-        hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
         key="thread_table",
@@ -85,7 +88,7 @@ else:
             point["step_index"],
             point.get("parent_call_id"),
         )
-event = st.dataframe(
+event = show_table(
     turns.select(
         "turn_index",
         "ask",
@@ -95,10 +98,9 @@ event = st.dataframe(
         "steps",
         "worst_step",
         "worst_step_score",
-        "findings",
+        codes_in_words("findings"),
         pl.col("tools").list.unique(maintain_order=True),
     ),
-    hide_index=True,
     on_select="rerun",
     selection_mode="single-row",
     placeholder="—",

@@ -3,6 +3,7 @@ interval, and two weeks, versions, models, projects or tools compared."""
 
 from typing import cast
 
+import polars as pl
 import streamlit as st
 
 from analysis.index import (
@@ -26,7 +27,7 @@ from workbench import (
     inert,
     page_frame,
     people_labels,
-    worded_table,
+    show_table,
 )
 
 LABELS = {
@@ -90,8 +91,7 @@ if by in WATCH_DIMENSIONS:  # the newest group against the one before, as tsq wa
 chart = trend_chart(table, by)
 st.altair_chart(chart)
 chart_downloads(chart, f"tsq-by-{by}")
-shown, settings = worded_table(readable_trends(table))
-st.dataframe(shown, hide_index=True, column_config=settings)
+show_table(readable_trends(table))
 
 comparable = [str(g) for g in table.filter(table["judged"] >= 2)[by].drop_nulls()]
 st.subheader(f"Two {LABELS[by]}s compared")
@@ -107,8 +107,8 @@ if by != "tool":
     tools = moved_most(steps, by, first, second)
     if tools:
         st.caption("The tools whose TSQ moved most (each difference with its 95% interval)")
-        st.dataframe(
-            [
+        show_table(
+            pl.DataFrame(
                 {
                     "tool": tool.by.rsplit(", ", 1)[-1].removesuffix(" steps"),
                     "from": tool.tsq_a,
@@ -119,6 +119,5 @@ if by != "tool":
                     "verdict": tool.verdict,
                 }
                 for tool in tools
-            ],
-            hide_index=True,
+            )
         )

@@ -5,7 +5,13 @@ import streamlit as st
 
 import analysis
 from analysis import findings_for_step, turn_table, why_this_score
-from analysis.findings import findings_for_turn, is_about_input, undermining, votes_in_words
+from analysis.findings import (
+    finding_in_words,
+    findings_for_turn,
+    is_about_input,
+    undermining,
+    votes_in_words,
+)
 from analysis.judge import rater_in_words
 from analysis.study import step_item_id
 from analysis.views import judgment_of, next_to_label, step_table
@@ -40,6 +46,7 @@ condition = (
         "Judge condition",
         conditions,
         default="full" if "full" in conditions else conditions[0],
+        format_func=analysis.words,
         key="turn_condition",
     )
     or conditions[0]
@@ -109,7 +116,7 @@ findings = findings_for_step(
 )
 about_judge = [f for f in findings if not is_about_input(f)]
 for finding in about_judge:
-    st.text(f"{finding.severity} · {finding.code}: {finding.message}")
+    st.text(finding_in_words(finding))
 if not about_judge:
     st.caption(
         "No finding about this step."
@@ -120,7 +127,7 @@ about_input = [f for f in findings if is_about_input(f)]
 if about_input:
     st.caption("About the input, as a platform receiving this trace would see it")
     for finding in about_input:
-        st.text(f"{finding.severity} · {finding.code}: {finding.message}")
+        st.text(finding_in_words(finding))
 
 st.markdown("**What the judge saw**" if not scored else "**What an LLM judge would read**")
 if scored:

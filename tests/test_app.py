@@ -128,7 +128,7 @@ def test_turn_page_shows_votes_side_by_side_and_why():
         t.startswith("2 of 3 judges said correct; the dissent, judge 3, said incorrect: ")
         for t in texts
     )
-    assert any(t.startswith("info · SPLIT_VOTE: ") for t in texts)
+    assert any(t.startswith("info · split vote (SPLIT_VOTE): ") for t in texts)
     assert verdicts(at) == [
         "**Judge 1: correct**",
         "**Judge 2: correct**",
@@ -152,8 +152,10 @@ def test_turn_page_bare_condition_says_the_score_means_nothing(sample_workspace)
     assert not at.exception
     findings = [t.value for t in at.text if " · " in t.value]
     # what the judge saw first, the most serious first; what the input lacks below
-    assert findings[0].startswith("error · SINGLE_TOOL_CATALOG: The judge saw a menu of one tool")
-    assert findings[-1].startswith("info · NO_CATALOG: ")
+    assert findings[0].startswith(
+        "error · one-tool menu (SINGLE_TOOL_CATALOG): The judge saw a menu of one tool"
+    )
+    assert findings[-1].startswith("info · no recorded menu (NO_CATALOG): ")
     assert "About the input, as a platform receiving this trace would see it" in [
         c.value for c in at.caption
     ]

@@ -589,14 +589,17 @@ def test_why_this_score_for_a_step_leads_with_the_votes(yes_session):
     context = next(f for f in findings if f.code == "CONTEXT_DEPENDENT_ASK")
     assert why(split) == (
         f'2 of 3 judges said correct; the dissent, judge 3, said incorrect: "{first_words}…". '
-        f"CONTEXT_DEPENDENT_ASK: {context.message}"
+        f"Ask that leans on earlier turns (CONTEXT_DEPENDENT_ASK): {context.message}"
     )
-    assert why(failed).startswith("0 of 3 judges said correct. CONTEXT_DEPENDENT_ASK: ")
+    assert why(failed).startswith(
+        "0 of 3 judges said correct. Ask that leans on earlier turns (CONTEXT_DEPENDENT_ASK): "
+    )
     assert why(unscored).startswith(
-        "No valid vote (no valid verdict in 3 attempts): unscored, not 0. UNSCORED: "
+        "No valid vote (no valid verdict in 3 attempts): unscored, not 0. Unscored (UNSCORED): "
     ), "the finding about the step itself leads among errors"
     assert why(bare).startswith(
-        "3 of 3 judges said correct. SINGLE_TOOL_CATALOG: The judge saw a menu of one tool"
+        "3 of 3 judges said correct. One-tool menu (SINGLE_TOOL_CATALOG): The judge saw a menu "
+        "of one tool"
     )
     half = step_judgment(second, sid, votes("half"))
     assert analysis.why_this_score([], half) == (

@@ -187,11 +187,15 @@ def test_explain_turns_leads_with_the_most_serious_finding(loaded):
     retail = next(s for s in result.sessions if s.session_id == RETAIL)
     bare = analysis.explain_turns(retail, result.judgments, findings, "bare")
     assert all(
-        "SINGLE_TOOL_CATALOG: The judge saw a menu of one tool" in why for why in bare["why"]
+        "One-tool menu (SINGLE_TOOL_CATALOG): The judge saw a menu of one tool" in why
+        for why in bare["why"]
     )
     full = analysis.explain_turns(retail, result.judgments, findings, "full")
     # every turn scored 1.0: the session's warning is the answer to "why 1.0", on each turn
-    assert all("UNIFORM_SESSION_SCORES: Every judged turn scored 1.0" in why for why in full["why"])
+    assert all(
+        "Every turn scored alike (UNIFORM_SESSION_SCORES): Every judged turn scored 1.0" in why
+        for why in full["why"]
+    )
     assert full["score"].to_list() == [1.0, 1.0]
 
 
@@ -418,7 +422,11 @@ def test_explain_turns_explains_a_turn_by_its_worst_step(judged_steps):
     findings = analysis.collect_findings(sessions, judgments)
     for condition, votes, reason in (
         ("full", "0 of 3", "No finding: "),  # no catalog on the input is not why it scored so
-        ("bare", "3 of 3", "UNIFORM_SESSION_SCORES: Every judged turn scored 1.0"),  # the why
+        (
+            "bare",
+            "3 of 3",
+            "Every turn scored alike (UNIFORM_SESSION_SCORES): Every judged turn scored 1.0",
+        ),  # the why
     ):
         explained = analysis.explain_turns(session, judgments, findings, condition)
         for row in explained.iter_rows(named=True):

@@ -30,6 +30,7 @@ from workbench._navigation import (
 from workbench._panels import (
     call_panel,
     chart_downloads,
+    codes_in_words,
     judge_input_panel,
     max_cost_input,
     scorer_explanation_panel,
@@ -40,7 +41,6 @@ from workbench._panels import (
     transcript_panel,
     transcript_text,
     votes_side_by_side,
-    worded_table,
 )
 from workbench._source import (
     Workspace,
@@ -87,6 +87,7 @@ __all__ = [
     "chosen_session_and_turn",
     "chosen_step",
     "chosen_turn",
+    "codes_in_words",
     "data_root",
     "data_source",
     "decision_store",
@@ -121,7 +122,6 @@ __all__ = [
     "transcript_text",
     "visitor",
     "votes_side_by_side",
-    "worded_table",
     "workspace_judgments",
 ]
 

@@ -11,6 +11,7 @@ import streamlit as st
 import analysis
 from analysis.models import Step
 from analysis.views import step_to_open
+from workbench._panels import codes_in_words
 from workbench._source import (
     SOURCES,
     Workspace,
@@ -195,7 +196,10 @@ def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
         )
         rows = steps.with_row_index("row").filter(place)["row"].to_list()[:1]
     event = st.dataframe(
-        steps.select(columns).with_columns(pl.col("^parent_call_id$").fill_null("")),
+        steps.select(columns).with_columns(
+            pl.col("^parent_call_id$").fill_null(""),
+            codes_in_words("findings"),
+        ),
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",

@@ -171,9 +171,8 @@ def _input_parts(rendered: JudgeInput, called: list[str]) -> None:
     )
     st.text(f"Menu: {rendered.catalog_note}.")
     menu = analysis.views.judged_menu(rendered.tools, called)
-    st.dataframe(
+    show_table(
         menu,
-        hide_index=True,
         height=min(38 + 35 * menu.height, 320),
         column_config={"description": st.column_config.TextColumn(width="large")},
     )
@@ -206,23 +205,28 @@ def votes_side_by_side(judgment: analysis.Judgment) -> None:
         column.text(vote.reasoning)
 
 
-def worded_table(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
-    """``frame`` and column settings that head its columns in words and write its numbers as
-    the report does (``analysis._format``: shares as percentages with one decimal, fractions
-    with two, counts with separators); shares are scaled to percent for that."""
-    from analysis import header
+def _worded_table(frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """``frame`` and column settings that head its columns in words (``analysis.words``) and
+    write its numbers as the report does (``analysis._format``: shares as percentages with one
+    decimal, kappas and alphas with three, other fractions — scores — with two, counts with
+    separators); shares are scaled to percent for that."""
+    from analysis import words
 
     shown, shares = _shares_in_percent(frame)
     settings: dict[str, Any] = {}
     for column, dtype in frame.schema.items():
+        heading = words(column)
         if column in shares:
-            settings[column] = st.column_config.NumberColumn(header(column), format=PERCENT)
+            settings[column] = st.column_config.NumberColumn(heading, format=PERCENT)
         elif dtype.is_float():
-            settings[column] = st.column_config.NumberColumn(header(column), format="%.2f")
+            three = "kappa" in column or "alpha" in column
+            settings[column] = st.column_config.NumberColumn(
+                heading, format="%.3f" if three else "%.2f"
+            )
         elif dtype.is_integer():
-            settings[column] = st.column_config.NumberColumn(header(column), format="localized")
+            settings[column] = st.column_config.NumberColumn(heading, format="localized")
         else:
-            settings[column] = header(column)
+            settings[column] = st.column_config.Column(heading)
     return shown, settings
 
 
@@ -263,17 +267,21 @@ def transcript_panel(session: analysis.Session | None) -> None:
                 transcript_text("\n".join(lines))
 
 
-def show_table(frame: pl.DataFrame, **options: Any) -> Any:
-    """A table with shares written as percentages with one decimal, as in the charts and the
-    report (``analysis._format``), and kappas with three decimals; its columns keep their
-    names."""
-    shown, shares = _shares_in_percent(frame)
-    config = {name: st.column_config.NumberColumn(format=PERCENT) for name in shares} | {
-        name: st.column_config.NumberColumn(format="%.3f")
-        for name in frame.columns
-        if "kappa" in name or "alpha" in name
-    }
-    return st.dataframe(shown, hide_index=True, column_config=config, **options)
+def codes_in_words(column: str) -> pl.Expr:
+    """A column of lists of finding codes, each said in words (``analysis.words``)."""
+    said = {code: analysis.words(code) for code in analysis.findings.CODES}
+    return pl.col(column).list.eval(pl.element().replace(said))
+
+
+def show_table(
+    frame: pl.DataFrame, column_config: dict[str, Any] | None = None, **options: Any
+) -> Any:
+    """A table as people read it (:func:`_worded_table`: headings in words, numbers as the
+    report writes them); ``column_config`` adds to or replaces a column's settings."""
+    shown, settings = _worded_table(frame)
+    return st.dataframe(
+        shown, hide_index=True, column_config=settings | (column_config or {}), **options
+    )
 
 
 def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:

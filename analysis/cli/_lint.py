@@ -57,6 +57,8 @@ def lint(
     if as_json:
         click.echo(json.dumps({"findings": [f.model_dump() for f in findings]}))
         return
+    from analysis import words
+
     for finding in findings:
         where = "session" if finding.turn_index is None else f"turn {finding.turn_index}"
         if finding.step_index is not None:
@@ -64,11 +66,15 @@ def lint(
             if finding.parent_call_id:
                 where += f" (subagent of call {finding.parent_call_id})"
         if finding.condition is not None:
-            where += f" [{finding.condition}]"
-        click.echo(f"{finding.session_id} {where} {finding.severity.upper()} {finding.code}")
+            where += f" [{words(finding.condition)}]"
+        click.echo(
+            f"{finding.session_id} {where} {finding.severity.upper()} {finding.code} "
+            f"({words(finding.code)})"
+        )
         click.echo(f"    {finding.message}")
     for name in scorers:
-        words = rater_in_words(name, scorers)
-        click.echo(f"judge {words}: its scores are probabilities, not votes")
+        click.echo(
+            f"judge {rater_in_words(name, scorers)}: its scores are probabilities, not votes"
+        )
     counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
     click.echo(", ".join(f"{n} {kind}s" for kind, n in counts.items()) + " found")

@@ -4,6 +4,7 @@ from ._collect import (
     collect_findings as collect_findings,
 )
 from ._explain import (
+    finding_in_words as finding_in_words,
     undermining as undermining,
     votes_in_words as votes_in_words,
     why_this_score as why_this_score,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from analysis._glossary import words
 from analysis.findings._finding import Finding, finding_scope, is_about_input, most_telling_first
 from analysis.models import Judgment
 
@@ -65,7 +66,8 @@ def why_this_score(findings: Sequence[Finding], judgment: Judgment | None) -> st
     """
     ranked = [f for f in most_telling_first(findings) if not is_about_input(f)]
     if ranked:
-        reason = f"{ranked[0].code}: {ranked[0].message}"
+        named = words(ranked[0].code)
+        reason = f"{named[0].upper()}{named[1:]} ({ranked[0].code}): {ranked[0].message}"
     elif judgment is None:
         return "Not judged yet: run the judge on this session."
     elif judgment.rater == "scorer":
@@ -79,6 +81,12 @@ def why_this_score(findings: Sequence[Finding], judgment: Judgment | None) -> st
     if judgment is None or judgment.unit == "turn":
         return reason
     return f"{votes_in_words(judgment)} {reason}"
+
+
+def finding_in_words(finding: Finding) -> str:
+    """``warning · every turn scored alike (UNIFORM_SESSION_SCORES): …``: its severity, its
+    code in words with the code after, and its message."""
+    return f"{finding.severity} · {words(finding.code)} ({finding.code}): {finding.message}"
 
 
 def undermining(findings: Iterable[Finding]) -> list[Finding]:

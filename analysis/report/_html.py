@@ -28,7 +28,8 @@ import polars as pl
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from analysis._format import cell, counted, header, interval, no_interval, share
+from analysis._format import cell, counted, interval, no_interval, share
+from analysis._glossary import words
 from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
 from analysis._scores import of_judge, rater_in_words, scorers_among, turn_scores
 from analysis.export import without_home
@@ -147,7 +148,7 @@ def _cell(column: str, value: Any) -> _Cell:
 
 def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -> Markup:
     """A frame as an HTML table (``table.html``), every cell escaped, headed in words
-    (:func:`analysis._format.header`; ``data-col`` keeps each column's name)."""
+    (:func:`analysis.words`; ``data-col`` keeps each column's name)."""
     rows = [
         [_cell(column, value) for column, value in zip(frame.columns, row, strict=True)]
         for row in frame.head(max_rows).iter_rows()
@@ -156,7 +157,7 @@ def table_html(frame: pl.DataFrame, name: str, max_rows: int = MAX_TABLE_ROWS) -
     return render(
         "table.html",
         name=name,
-        columns=[(column, header(column)) for column in frame.columns],
+        columns=[(column, words(column)) for column in frame.columns],
         rows=rows,
         left_out=f"{left_out:,}" if left_out > 0 else "",
         total=f"{frame.height:,}",
@@ -273,15 +274,14 @@ def _doubts(findings: Sequence[Finding]) -> list[str]:
     if uniform:
         doubts.append(
             f"{counted(len(uniform), 'session')} scored every judged turn alike "
-            "(UNIFORM_SESSION_SCORES: a judge that cannot tell turns apart is usually missing "
-            "the catalog or the call)"
+            "(a judge that cannot tell turns apart is usually missing the catalog or the call)"
         )
     if same_family:
         doubts.append(
             f"{counted(len(same_family), 'session')} "
             f"{'was' if len(same_family) == 1 else 'were'} judged by a model of the agent's own "
-            "family (SELF_PREFERENCE: LLM judges favour their own family's output; check against "
-            "people's labels or a judge of another family)"
+            "family (LLM judges favour their own family's output; check against people's labels "
+            "or a judge of another family)"
         )
     return doubts
 
@@ -306,7 +306,7 @@ def _unseen_facts(findings: Sequence[Finding]) -> list[tuple[str, str]]:
             )
         )
     if doubts:
-        facts.append(("doubt", "Scores not to take as they are: " + "; ".join(doubts) + "."))
+        facts.append(("doubt", "Scores that may mislead: " + "; ".join(doubts) + "."))
     no_catalog = {f.session_id for f in findings if f.code == "NO_CATALOG"}
     if no_catalog:
         facts.append(
@@ -786,9 +786,17 @@ def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> Rep
     serious = [f for f in findings if f.severity in ("error", "warning")]
     if not serious:
         return ReportSection(title="Findings that matter", intro="No error or warning finding.")
-    summary = findings_summary(serious)
-    details = findings_frame(serious).select(
-        "session_id", "turn_index", "step_index", "parent_call_id", "severity", "code", "message"
+    summary = _codes_in_words(findings_summary(serious))
+    details = _codes_in_words(
+        findings_frame(serious).select(
+            "session_id",
+            "turn_index",
+            "step_index",
+            "parent_call_id",
+            "severity",
+            "code",
+            "message",
+        )
     )
     return ReportSection(
         title="Findings that matter",
@@ -801,6 +809,12 @@ def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> Rep
         table=summary,
         html=table_html(_named(details, names), "findings-list"),
     )
+
+
+def _codes_in_words(frame: pl.DataFrame) -> pl.DataFrame:
+    """Its ``code`` column as a person reads it: ``one-tool menu (SINGLE_TOOL_CATALOG)``."""
+    said = {code: f"{words(code)} ({code})" for code in frame["code"].unique()}
+    return frame.with_columns(pl.col("code").replace_strict(said, return_dtype=pl.String))
 
 
 def _issues_section(issues: Sequence[ParseIssue], show_paths: bool) -> ReportSection | None:

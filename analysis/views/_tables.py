@@ -256,10 +256,14 @@ def overview_of(
     # The findings of the condition shown (and those about the input): a count in the list is
     # of what the Turn page it leads to shows under that condition.
     shown = pl.col("condition").is_null() | (pl.col("condition") == condition)
-    severities = findings.filter(shown).group_by("session_id").agg(
-        (pl.col("severity") == "error").sum().alias("errors"),
-        (pl.col("severity") == "warning").sum().alias("warnings"),
-        (pl.col("severity") == "info").sum().alias("infos"),
+    severities = (
+        findings.filter(shown)
+        .group_by("session_id")
+        .agg(
+            (pl.col("severity") == "error").sum().alias("errors"),
+            (pl.col("severity") == "warning").sum().alias("warnings"),
+            (pl.col("severity") == "info").sum().alias("infos"),
+        )
     )
     counts = ["split_turns", "unscored_turns", "judged_turns", "errors", "warnings", "infos"]
     return (
