@@ -681,6 +681,8 @@ def test_report_renders_offline_in_a_real_browser(hostile, tmp_path):
             assert chart.locator("svg").count() >= 1
             assert chart.locator("svg .mark-rect, svg .mark-symbol, svg path").count() > 0
         assert RAW_HTML in page.inner_text("body")
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 1300, f"the report scrolls sideways: {wide}px wide"  # tables scroll inside
         page.emulate_media(media="print")  # A4 is 210 mm wide: 794 CSS px, margins inside
         page.set_viewport_size({"width": 794, "height": 1123})
         wide = page.evaluate("document.documentElement.scrollWidth")

@@ -671,6 +671,14 @@ def test_drawn_charts_have_no_colliding_tick_labels_and_whole_counts(claude_code
         "turn scores": analysis.views.turn_scores_chart(turns),
         "score distribution": analysis.views.score_distribution_chart(overview),
         "weekly trend": trend_chart(weeks, "week"),
+        # the report's shapes: two weeks, one of sessions without a start; two versions, one
+        # of sessions without a version
+        "two weeks": trend_chart(
+            weeks.head(2).with_columns(pl.Series("week", ["2026-03-02", None])), "week"
+        ),
+        "two versions": trend_chart(
+            weeks.head(2).with_columns(pl.Series("version", ["2.1.39", None])), "version"
+        ),
     }
     for name, chart in charts.items():
         svg = analysis.views.chart_to_svg(chart)
@@ -679,6 +687,7 @@ def test_drawn_charts_have_no_colliding_tick_labels_and_whole_counts(claude_code
         for boxes in axes:
             assert not _overlapping(boxes), f"{name}: tick labels collide"
         assert not _slanted_too_close(svg), f"{name}: slanted tick labels collide"
+        assert ">null<" not in svg, f"{name}: a group without a value reads null"
     drawn = analysis.views.chart_to_svg(charts["score distribution"])
     count_axis = re.findall(r'role-axis-label".*?</g>', drawn, re.S)[-1]  # sessions per bin
     ticks = re.findall(r">([^<>]+)</text>", count_axis)

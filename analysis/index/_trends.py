@@ -481,10 +481,19 @@ def moved_most(steps: pl.DataFrame, by: Dimension, a: str, b: str, top: int = 5)
     return sorted(shifts, key=lambda s: -abs(s.diff or 0.0))
 
 
+NO_VALUE = "—"
+"""How a group without a value (a session with no agent version recorded) is labelled, in the
+charts as in the report's tables."""
+MIN_CHART_WIDTH, GROUP_WIDTH, MAX_CHART_WIDTH = 260, 80, 900
+"""A trend chart's width in pixels: each group's share, within these bounds."""
+
+
 def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
     """Mean TSQ per group with its 95% interval: a line over weeks (each tick a week's
     Monday), points elsewhere."""
-    data = frame.drop_nulls("tsq").to_pandas()
+    # A group without a value (no agent version recorded) reads as the table writes it.
+    frame = frame.drop_nulls("tsq").with_columns(pl.col(by).cast(pl.String).fill_null(NO_VALUE))
+    data = frame.to_pandas()
     title = "mean TSQ of judged steps, 95% interval"
     x = alt.X(
         f"{by}:O" if by == "week" else f"{by}:N",
@@ -513,6 +522,10 @@ def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
         ],
     )
     chart: alt.LayerChart = (band + line).properties(
-        title=alt.TitleParams(f"TSQ by {by}", anchor="start"), height=320, padding={"top": 12}
+        title=alt.TitleParams(f"TSQ by {by}", anchor="start"),
+        height=320,
+        # wide enough for each group's label, however few the groups; at most a page's width
+        width=min(max(MIN_CHART_WIDTH, GROUP_WIDTH * len(data)), MAX_CHART_WIDTH),
+        padding={"top": 12},
     )
     return chart
