@@ -243,7 +243,7 @@ if loop.disagreements:
     st.subheader("Why the judge disagrees (dev)")
     st.caption(
         "By cause: "
-        + ", ".join(f"{inert(cause)} {n}" for cause, n in loop.causes)
+        + ", ".join(f"{inert(analysis.words(cause))} {n}" for cause, n in loop.causes)
         + " · by tool: "
         + ", ".join(f"{inert(tool)} {n}" for tool, n in loop.tools)
     )
@@ -253,7 +253,7 @@ if loop.disagreements:
             {
                 "step": d.item_id,
                 "judge": d.judge_id,
-                "cause": d.cause or "unset",
+                "cause": analysis.words(d.cause) if d.cause else "unset",
                 "people": d.people,
                 "judge said": d.judge,
                 "tool": d.tool,
@@ -272,6 +272,7 @@ if loop.disagreements:
         open_page(
             "turn",
             source="alignment",
+            disagreement=step.item_id,  # the Turn page leads with it
             judge=step.judge_id,
             session=step.session_id,
             turn=step.turn_index,

@@ -20,6 +20,7 @@ from workbench import (
     chosen_session_and_turn,
     chosen_step,
     data_source,
+    disagreement_lead,
     inert,
     judge_input_panel,
     open_page,
@@ -51,6 +52,7 @@ condition = (
     )
     or conditions[0]
 )
+disagreement_lead(session, turn, judgments, condition)
 st.caption("The ask")
 transcript_text(turn.ask)
 if not turn.messages:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import polars as pl
@@ -285,3 +286,36 @@ def test_judge_specs_vs_people_shows_the_bundled_loop_with_figures_from_the_file
     texts = [plain(m.value) for m in at.markdown]
     assert any("on dev:" in t and "agrees with people more" in t for t in texts)
     assert any("on test:" in t for t in texts)
+
+
+def test_a_disagreement_opens_a_turn_page_that_leads_with_it():
+    """The Agreement page's "Why the judge disagrees" row opens the Turn page with these URL
+    parameters: it leads with the people's labels and reasons beside the judge's verdict, and
+    says the data source changed; another step opened from there has no such lead."""
+    store = analysis.align.sample_store()
+    loop = analysis.align.sample_loop(store)
+    disagreement = loop.disagreements[0]
+    labels = [label for label in store.step_labels() if label.item_id == disagreement.item_id]
+    assert labels
+    params = {
+        "source": "alignment",
+        "disagreement": disagreement.item_id,
+        "judge": disagreement.judge_id,
+        "session": disagreement.session_id,
+        "turn": str(disagreement.turn_index),
+        "step": str(disagreement.step_index),
+    }
+    at = open_page("pages/turn.py", **params)
+    assert not at.exception
+    assert at.info[0].value.startswith("Opened from a disagreement on the Agreement page")
+    assert at.sidebar.radio(key="data_source").value == "Bundled alignment sample"
+    texts = [t.value for t in at.text]
+    for label in labels:
+        said = f"{label.labeller}: {label.value}" + (f" — {label.reason}" if label.reason else "")
+        assert said in texts
+    verdicts = [t for t in texts if t.startswith("Judge ") and ", " in t.split(":")[0]]
+    majority = Counter(t.split(", ", 1)[1].split(":")[0] for t in verdicts).most_common(1)
+    assert majority[0][0] == disagreement.judge  # the judge's side of the disagreement
+
+    other = open_page("pages/turn.py", **(params | {"step": str(disagreement.step_index + 1)}))
+    assert not [i for i in other.info if i.value.startswith("Opened from a disagreement")]

@@ -117,6 +117,58 @@ def study_source() -> StudyView:
     return StudyView(path=path, study=study, store=store, root=root)
 
 
+def disagreement_lead(
+    session: analysis.Session,
+    turn: analysis.Turn,
+    judgments: list[analysis.Judgment],
+    condition: str,
+) -> None:
+    """Opened from a disagreement of the Agreement page (``?disagreement=<step item>``, while
+    that step is open): people's labels and reasons beside the judge's verdict and reasoning,
+    before anything else, and a line saying the data is now the alignment sample's."""
+    wanted = st.query_params.get("disagreement")
+    step = st.query_params.get("step")
+    if wanted is None or step is None or not step.isdigit():
+        return
+    call = st.query_params.get("call")
+    item_id = analysis.study.step_item_id(session.session_id, turn.index, int(step), call)
+    if item_id != wanted:
+        return  # another step was opened since
+    st.info(
+        "Opened from a disagreement on the Agreement page: the data source is now the bundled "
+        "alignment sample (the sidebar says so; choose another there to leave it).",
+        icon=":material/compare_arrows:",
+    )
+    judgment = analysis.views.judgment_of(
+        judgments, session.session_id, turn.index, condition, int(step), call
+    )
+    store_path = study_store_path()
+    labels = (
+        [
+            label
+            for label in decision_store(str(store_path)).step_labels()
+            if label.item_id == item_id
+        ]
+        if store_path.exists()
+        else []
+    )
+    people, judge = st.columns(2, border=True)
+    people.markdown("**People said**")
+    for label in labels:
+        people.text(
+            f"{label.labeller}: {label.value}" + (f" — {label.reason}" if label.reason else "")
+        )
+    if not labels:
+        people.caption("No one has labelled this step.")
+    judge.markdown(f"**The judge said** (under the {analysis.words(condition)} condition)")
+    if judgment is None:
+        judge.caption("Not judged under this condition.")
+    else:
+        judge.text(analysis.findings.votes_in_words(judgment))
+        for number, vote in enumerate(judgment.votes, start=1):
+            judge.text(f"Judge {number}, {vote.verdict}: {vote.reasoning}")
+
+
 def study_store_path() -> Path:
     """Where people's step labels from the Turn page are saved: for the bundled alignment
     sample, its label store (the one ``tsq align`` keeps its split in); else the decision store
@@ -254,10 +306,12 @@ def cause_in_words(row: dict[str, Any]) -> str:
     if row["cause_from"] == "decision":
         suggested = row["suggested_cause"]
         aside = (
-            f"; the labels suggested {suggested}" if suggested and suggested != row["cause"] else ""
+            f"; the labels suggested {analysis.words(suggested)}"
+            if suggested and suggested != row["cause"]
+            else ""
         )
-        return f"Cause: {row['cause']} (decided by {row['adjudicator']}{aside})"
-    return f"Cause: {row['cause']} (suggested by the labels; not decided yet)"
+        return f"Cause: {analysis.words(row['cause'])} (decided by {row['adjudicator']}{aside})"
+    return f"Cause: {analysis.words(row['cause'])} (suggested by the labels; not decided yet)"
 
 
 @st.cache_data(show_spinner="Measuring the trained scorer…")
