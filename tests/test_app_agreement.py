@@ -228,9 +228,9 @@ def test_a_disagreement_names_the_cause_its_row_shows_and_where_it_came_from():
     assert not at.exception
     said = [t.value for t in at.text if t.value.startswith("Cause: ")]
     assert said == [
-        f"Cause: {decided['cause']} (decided by {decided['adjudicator']}"
+        f"Cause: {analysis.words(decided['cause'])} (decided by {decided['adjudicator']}"
         + (
-            f"; the labels suggested {decided['suggested_cause']})"
+            f"; the labels suggested {analysis.words(decided['suggested_cause'])})"
             if decided["suggested_cause"] not in (None, decided["cause"])
             else ")"
         )
