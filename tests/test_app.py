@@ -196,7 +196,7 @@ def test_picking_a_step_in_the_table_opens_it():
     at = page("pages/turn.py", session=RICH, turn="2")
     assert plain(at.subheader[1].value) == "Step 0"  # every step passed: the first opens
     assert "step" not in at.query_params  # a default: the same URL opens it again
-    key = f"steps_{RICH}_2_full"
+    key = f"steps_{RICH}_2_full_0"  # the table of the turn with its row 0 open
     at.session_state[key] = {"selection": {"rows": [1], "columns": [], "cells": []}}
     at.run()
     assert not at.exception

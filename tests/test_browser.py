@@ -323,6 +323,49 @@ def test_back_returns_to_the_previous_page_with_its_data_source(server, screensh
         browser.close()
 
 
+def test_back_from_a_step_picked_in_the_steps_table_shows_the_view_before(
+    server, screenshots, chromium
+):
+    """Session, then Turn, then a row of its steps table: each Back shows the view before on
+    the first press (the row's step, then the turn's default step, then the Session page),
+    and the table's selection never takes the URL back."""
+    with browser_sessions(chromium) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{server}/session?session={RICH}", wait_until="networkidle")
+        page.get_by_role("heading", name="Session").wait_for(timeout=30_000)
+        page_has_run(page)
+        page.locator(".st-key-workbench_navigation").get_by_text("Turn", exact=True).click()
+        page.get_by_role("heading", name="Turn", exact=True).wait_for(timeout=30_000)
+        page_has_run(page)
+        opened = page.get_by_role("heading", name=re.compile(r"^Step \d+")).first.inner_text()
+        before = page.url
+        assert "step=" not in before  # the turn's default step is not in the URL
+        table = page.get_by_test_id("stDataFrame").first
+        box = table.bounding_box()
+        assert box is not None
+        row = 0 if opened != "Step 0" else 1  # a row other than the one open
+        page.mouse.click(box["x"] + 15, box["y"] + 35 * (row + 1) + 17)  # its checkbox cell
+        page_has_run(page)
+        assert f"step={row}" in page.url
+        page.get_by_role("heading", name=f"Step {row}").wait_for(timeout=30_000)
+        page.screenshot(path=str(screenshots / "1-step-picked.png"))
+
+        page.go_back()
+        page_has_run(page)
+        assert page.url == before, "the first Back shows the turn as it was"
+        page.get_by_role("heading", name=opened).wait_for(timeout=30_000)
+        page_has_run(page)
+        assert page.url == before, "the table's selection never takes the URL back"
+        page.screenshot(path=str(screenshots / "2-back-to-the-turn.png"))
+
+        page.go_back()
+        page.get_by_role("heading", name="Session", exact=True).wait_for(timeout=30_000)
+        page_has_run(page)
+        assert "/session?" in page.url
+        assert "turn=" not in page.url
+        browser.close()
+
+
 def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots, chromium):
     """``?step=60`` of a real turn of 151 responses: the steps table opens scrolled to that
     row, selected (Streamlit's tables do not scroll to a selection by themselves)."""
@@ -340,7 +383,7 @@ def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots, chromiu
             wait_until="networkidle",
         )
         page.get_by_role("heading", name="Step 60").wait_for(timeout=60_000)
-        table = page.locator(f".st-key-steps_{session}_0_full")
+        table = page.locator(f'[class*="st-key-steps_{session}_0_full_"]')  # _<row shown>
         scroller = table.locator(".dvn-scroller")
         page.wait_for_function(
             "s => s.scrollTop > 0", arg=scroller.element_handle(), timeout=10_000

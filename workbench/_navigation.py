@@ -171,7 +171,8 @@ def chosen_turn(session: analysis.Session) -> analysis.Turn | None:
     index = st.number_input(
         "Turn", min_value=0, max_value=count - 1, key=Key.TURN_PICK, on_change=_turn_picked
     )
-    _show_place(_turn_place(str(index), raw), chosen=False)  # another turn: its own steps
+    # another turn than the URL's (no turn in it: turn 0) has its own steps
+    _show_place(_turn_place(str(index), "0" if raw is None else raw), chosen=False)
     return session.turns[int(index)]
 
 
@@ -187,7 +188,13 @@ STEP_COLUMNS = {
 
 def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
     """The steps as a table, the ``opened`` one's row selected (a link to ``?step=107`` shows
-    its row picked); picking a row puts its step in the URL."""
+    its row picked); picking a row puts its step in the URL.
+
+    The URL leads, the table follows: the table is drawn anew for each step the URL opens (its
+    key ends with that step's row), so Back, which changes the URL alone, shows the step
+    before with its row selected; a pick puts its step in the URL (one history entry) and the
+    page runs again at once, so the table picked in is not drawn again and its pick is
+    forgotten: it never takes the URL back."""
     columns = [c for c in STEP_COLUMNS if c != "parent_call_id" or steps[c].is_not_null().any()]
     rows = []
     if opened is not None:
@@ -195,6 +202,7 @@ def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
             pl.col("parent_call_id").eq_missing(opened.parent_call_id)
         )
         rows = steps.with_row_index("row").filter(place)["row"].to_list()[:1]
+    table = f"{key}_{rows[0] if rows else 'none'}"
     event = st.dataframe(
         steps.select(columns).with_columns(
             pl.col("^parent_call_id$").fill_null(""),
@@ -205,14 +213,15 @@ def _steps_table(steps: pl.DataFrame, key: str, opened: Step | None) -> None:
         selection_mode="single-row",
         selection_default={"selection": {"rows": rows}} if rows else None,
         placeholder="—",
-        key=key,
+        key=table,
         column_config=STEP_COLUMNS,
     )
     if rows:
-        _scroll_to_row(key, rows[0])
+        _scroll_to_row(table, rows[0])
     if event.selection.rows and event.selection.rows != rows:  # not the step already open
         picked = steps.row(event.selection.rows[0], named=True)
         _show_place(_step_place(picked["step_index"], picked["parent_call_id"]), chosen=True)
+        st.rerun()  # drawn as the new URL's table: this one, and its pick, are forgotten
 
 
 ROW_PIXELS = 35
