@@ -58,7 +58,7 @@ if snapshot is not None:
             "from the settings files: MCP servers configured for the folder, and permission "
             "rules (a denied tool is marked unavailable on the judge's menu)."
         )
-        show_table(snapshot_frame(snapshot), placeholder="—")
+        show_table(snapshot_frame(snapshot))
 elif session.format.startswith("claude-code"):
     st.caption(
         "No menu snapshot: the session registry does not know this session "

@@ -80,7 +80,10 @@ event = show_table(
     key="sessions_table",
     column_order=OVERVIEW_COLUMNS,  # what a user sorts by first; the title is in the name
     column_config={
-        "name": st.column_config.TextColumn("session", help="Its title, else its first ask"),
+        # a fixed width: the columns a user sorts by fit beside it, their headings whole
+        "name": st.column_config.TextColumn(
+            "session", help="Its title, else its first ask", width=300
+        ),
         "mean_tsq": st.column_config.ProgressColumn(
             "mean TSQ",
             min_value=0,

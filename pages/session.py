@@ -103,10 +103,10 @@ event = show_table(
     ),
     on_select="rerun",
     selection_mode="single-row",
-    placeholder="—",
     key="turns_table",
     column_config={
         "turn_index": st.column_config.NumberColumn("turn"),
+        "ask": st.column_config.TextColumn("ask", width=260),  # the scores fit beside it
         "steps": st.column_config.NumberColumn("steps judged"),
         "score": st.column_config.NumberColumn("TSQ", format="%.2f"),
         "votes_label": "votes",

@@ -277,8 +277,10 @@ def show_table(
     frame: pl.DataFrame, column_config: dict[str, Any] | None = None, **options: Any
 ) -> Any:
     """A table as people read it (:func:`_worded_table`: headings in words, numbers as the
-    report writes them); ``column_config`` adds to or replaces a column's settings."""
+    report writes them, a missing value as —); ``column_config`` adds to or replaces a
+    column's settings."""
     shown, settings = _worded_table(frame)
+    options.setdefault("placeholder", "—")  # a missing value, as the report writes it
     return st.dataframe(
         shown, hide_index=True, column_config=settings | (column_config or {}), **options
     )
