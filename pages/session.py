@@ -74,13 +74,13 @@ if steps.is_empty():
 else:
     if steps["score"].is_null().all():
         st.info(f"Not judged under {condition} yet: run the judge from the Judge page.")
-    scores_chart = step_scores_chart(steps, turn_gaps(session, steps))
-    chart = st.altair_chart(
-        scores_chart, on_select="rerun", selection_mode=["step_pick"], key="step_chart"
-    )
+    gaps = turn_gaps(session, steps)
+    scores_chart = step_scores_chart(steps, gaps)
+    picks = ["step_pick", "turn_pick"] + (["gap_pick"] if gaps.height else [])
+    chart = st.altair_chart(scores_chart, on_select="rerun", selection_mode=picks, key="step_chart")
     chart_downloads(scores_chart, f"tsq-per-step-{session.session_id}")
-    picked = chart["selection"].get("step_pick") if chart else None
-    if picked:
+    selected = chart["selection"] if chart else {}
+    if picked := selected.get("step_pick"):  # a step's point, else a turn's band or gap
         point = picked[0]
         open_step(
             session.session_id,
@@ -88,6 +88,8 @@ else:
             point["step_index"],
             point.get("parent_call_id"),
         )
+    if picked := selected.get("turn_pick") or selected.get("gap_pick"):
+        open_page("turn", session=session.session_id, turn=picked[0]["turn_index"])
 event = show_table(
     turns.select(
         "turn_index",

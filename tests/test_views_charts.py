@@ -262,8 +262,9 @@ def test_step_chart_serialises_with_turn_bands_means_and_a_step_pick(loaded):
     assert "split" in points["encoding"]["color"]["scale"]["domain"]
     assert points["encoding"]["shape"]["field"] == "verdict_kind"
     params = {param["name"]: param for param in spec.get("params") or points["params"]}
-    assert set(params) == {"step_pick", "step_zoom"}
+    assert set(params) == {"step_pick", "step_zoom", "turn_pick"}  # no gap in this session
     pick, zoom = params["step_pick"], params["step_zoom"]
+    assert params["turn_pick"]["select"]["fields"] == ["turn_index"]  # a band opens its turn
     assert pick["select"]["fields"] == ["turn_index", "step_index", "parent_call_id"]
     assert zoom["bind"] == "scales"  # the step axis zooms and pans
     assert zoom["select"]["encodings"] == ["x"]
@@ -710,3 +711,78 @@ def test_the_score_distribution_counts_any_number_of_sessions_in_ten_bins():
     tenths = Counter(min(int(Fraction(str(score)) * 10), 9) for score in scores)
     assert [row["sessions"] for row in rows] == [tenths[b] for b in range(10)]
     assert sum(row["sessions"] for row in rows) == 12_000
+
+
+def _long_session(write_jsonl) -> analysis.Session:
+    """38 turns and 255 steps, as a long real session has them: a few turns of many steps,
+    many of few, and turns without a step (one alone, two together, the first and the last)."""
+    from records import assistant, result, text, tool_use, user
+
+    stepless = {0, 9, 17, 18, 30, 37}
+    counts = [0 if t in stepless else (40 if t in (3, 25) else 3 + t % 3) for t in range(38)]
+    counts[1] += 255 - sum(counts)
+    assert counts[1] > 0
+    records, parent = [], None
+    for turn, count in enumerate(counts):
+        ask = f"u{turn}"
+        records.append(user(ask, f"ask number {turn}", parent))
+        parent = ask
+        if not count:
+            records.append(assistant(f"a{turn}", f"msg_{turn}", text("done"), parent))
+            parent = f"a{turn}"
+        for step in range(count):
+            call = f"t{turn}_{step}"
+            records.append(
+                assistant(f"a{call}", f"m{call}", tool_use(call, "Read", file_path="x"), parent)
+            )
+            records.append(result(f"r{call}", call, "content", parentUuid=f"a{call}"))
+            parent = f"r{call}"
+    (session,) = analysis.load([write_jsonl(records)]).sessions
+    assert len(session.turns) == 38
+    return session
+
+
+def _text_mark_boxes(svg: str) -> list[tuple[float, float, float, float, str]]:
+    """The chart's text marks along the top (turn and gap names) as drawn, as boxes (left,
+    top, right, bottom) with their text, the width estimated as the axis labels' is."""
+    boxes = []
+    for group in re.finditer(r'<g class="mark-text role-mark[^"]*"[^>]*>(.*?)</g>', svg, re.S):
+        for anchor, x, y, size, said in re.findall(
+            r'<text[^>]*text-anchor="(\w+)" transform="translate\(([-\d.e]+),([-\d.e]+)\)"'
+            r'[^>]*font-size="([\d.]+)px"[^>]*>([^<]*)</text>',
+            group.group(1),
+        ):
+            if not said:
+                continue
+            width = 0.5 * float(size) * len(said)
+            left = float(x) - {"start": 0, "middle": width / 2, "end": width}[anchor]
+            boxes.append((left, float(y) - float(size), left + width, float(y), said))
+    return boxes
+
+
+def test_a_long_sessions_turn_names_never_collide_and_every_turn_is_a_click_away(write_jsonl):
+    session = _long_session(write_jsonl)
+    steps = analysis.views.step_table(session, [], [])
+    assert steps.height == 255
+    gaps = analysis.views.turn_gaps(session, steps)
+    chart = analysis.views.step_scores_chart(steps, gaps)
+    boxes = _text_mark_boxes(analysis.views.chart_to_svg(chart))
+    names = [said for *_, said in boxes]
+    assert len(names) >= 8, names  # the top is used
+    assert any("no step" in said for said in names)  # gaps are named too, where they fit
+    assert not _overlapping([box[:4] for box in boxes]), names
+    assert all(box[0] >= 0 and box[2] <= 800 for box in boxes), "a name runs off the chart"
+    spec = chart.to_dict()
+    params = spec.get("params", []) + [
+        p for layer in spec["layer"] for p in layer.get("params", [])
+    ]
+    picks = {p["name"]: p["select"]["fields"] for p in params if "fields" in p.get("select", {})}
+    assert picks["turn_pick"] == picks["gap_pick"] == ["turn_index"]
+    bands = next(rows for rows in spec["datasets"].values() if rows and "turn_label" in rows[0])
+    stepped = set(steps["turn_index"].to_list())
+    assert {row["turn_index"] for row in bands} == stepped  # a band to click for each
+    for turn in set(range(38)) - stepped:  # and a gap line for each turn without a step
+        assert any(
+            first <= turn <= int(re.findall(r"\d+", label)[-1])
+            for first, label in gaps.select("turn_index", "label").iter_rows()
+        ), turn

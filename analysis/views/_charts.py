@@ -119,19 +119,32 @@ def _verdict_marks(pick: alt.Parameter) -> dict[str, Any]:
     }
 
 
-_TURN_LABELS = 12
-"""At most this many turn labels across a step chart; every band has its turn in a tooltip."""
 _STEP_CHART_WIDTH = 800
+_LABEL_FONT = 11
+"""The font size (px) of the turn and gap names along the top of a step chart."""
+_GAP_NAME_OFFSET = 4
+"""A gap's name starts this many pixels right of its dashed line."""
 
 
-def _labels_that_fit(centres: list[float], span: float) -> list[bool]:
-    """Which bands get a label: each at least ``span / _TURN_LABELS`` from the last labelled."""
-    gap = span / _TURN_LABELS
-    shown, last = [], None
-    for centre in centres:
-        fits = last is None or centre - last >= gap
-        shown.append(fits)
-        last = centre if fits else last
+def _labels_that_fit(labels: list[tuple[float, str]], low: float, high: float) -> list[bool]:
+    """Which names (at ``x`` in steps, with their text) are drawn along the top of a step chart
+    of ``low`` to ``high`` steps: the gaps' first (fewer, and telling), then the turns', left to
+    right, each whose box clears every one drawn (its width estimated from the font, a little
+    over the real one) and the chart's edges, so that no two overprint."""
+    pixels = _STEP_CHART_WIDTH / max(high - low, 1e-9)
+    shown = [False] * len(labels)
+    taken: list[tuple[float, float]] = []
+    order = sorted(range(len(labels)), key=lambda i: ("no step" not in labels[i][1], labels[i][0]))
+    for index in order:
+        x, text = labels[index]
+        width = 0.62 * _LABEL_FONT * len(text)
+        gap = "no step" in text  # beside its dashed line; a turn's name over its band's centre
+        left = (x - low) * pixels + (_GAP_NAME_OFFSET if gap else -width / 2)
+        right = left + width
+        clear = all(right + 6 <= a or left >= b + 6 for a, b in taken)
+        if clear and left >= 0 and right <= _STEP_CHART_WIDTH:
+            shown[index] = True
+            taken.append((left, right))
     return shown
 
 
@@ -141,9 +154,9 @@ def _point_size(steps: int) -> float:
     return max(12.0, min(90.0, 0.5 * spacing**2))
 
 
-def _turn_bands(steps: pl.DataFrame, span: float) -> pl.DataFrame:
+def _turn_bands(steps: pl.DataFrame) -> pl.DataFrame:
     """One band per turn over its steps' positions, shaded alternately, with the turn's TSQ."""
-    bands = (
+    return (
         steps.group_by("turn_index", maintain_order=True)
         .agg(
             (pl.col("position").min() - 0.5).alias("start"),
@@ -159,47 +172,60 @@ def _turn_bands(steps: pl.DataFrame, span: float) -> pl.DataFrame:
             pl.col("turn_score").round(2).cast(pl.String).fill_null("not judged").alias("turn_tsq"),
         )
     )
-    labelled = pl.Series(_labels_that_fit(bands["centre"].to_list(), span), dtype=pl.Boolean)
-    return bands.with_columns(
-        pl.when(labelled).then(pl.col("turn_label")).otherwise(pl.lit("")).alias("label")
-    )
 
 
 def step_scores_chart(steps: pl.DataFrame, gaps: pl.DataFrame | None = None) -> alt.LayerChart:
     """Per-step TSQ in session order (from ``step_table``), banded by turn; ``gaps``
-    (:func:`~analysis.views.turn_gaps`) are the turns without a step, each a labelled dashed
-    line where it falls.
+    (:func:`~analysis.views.turn_gaps`) are the turns without a step, each a dashed line where
+    it falls. The turns' and the gaps' names run along the top, as many as fit without
+    overprinting one another (every band and gap names its turn in its tooltip).
 
     Split votes stand out as in :func:`turn_scores_chart` (colour, shape, band); a short
     rule across each turn's band is the turn's TSQ (the mean of its steps). Selecting a point
     selects its ``turn_index``, ``step_index`` and ``parent_call_id`` (``step_pick``); the
-    step axis zooms and pans (``step_zoom``, bound to its scale), for sessions of 200 steps.
+    step axis zooms and pans (``step_zoom``, bound to its scale), for sessions of 200 steps;
+    selecting a turn's band, or a gap's line, selects its ``turn_index`` (``turn_pick``,
+    ``gap_pick``).
     """
     positions = steps["position"].to_list() or [0]
     low, high = min(positions) - 0.5, max(positions) + 0.5
     at = gaps["at"].to_list() if gaps is not None else []
     low, high = min([low, *(x - 1 for x in at)]), max([high, *(x + 1 for x in at)])
     x_scale = alt.Scale(domain=[low, high], nice=False, zero=False)
-    bands = alt.Chart(_turn_bands(steps, high - low))
+    band_rows = _turn_bands(steps)
+    gap_rows = (
+        gaps if gaps is not None else pl.DataFrame(schema={"at": pl.Float64, "label": pl.String})
+    )
+    names = [*zip(band_rows["centre"], band_rows["turn_label"], strict=True)]
+    names += [*zip(gap_rows["at"], gap_rows["label"], strict=True)]
+    fits = _labels_that_fit(names, low, high)
+    shown = [text if fit else "" for (_, text), fit in zip(names, fits, strict=True)]
+    band_rows = band_rows.with_columns(pl.Series("label", shown[: band_rows.height]))
+    bands = alt.Chart(band_rows)
+    turn_pick = alt.selection_point(fields=["turn_index"], name="turn_pick")
     turn_tooltip = [
         alt.Tooltip("turn_label:N", title="turn"),
         alt.Tooltip("steps:Q", title="steps"),
         alt.Tooltip("turn_tsq:N", title="turn TSQ (mean of its steps)"),
     ]
-    turn_bands = bands.mark_rect().encode(
-        x=alt.X(
-            "start:Q",
-            scale=x_scale,
-            title="steps in session order (bands: turns) · scroll to zoom, drag to pan",
-            axis=alt.Axis(format="d", tickMinStep=1, grid=False, labelOverlap=True),
-        ),
-        x2="end:Q",
-        color=alt.condition(alt.datum.shaded, alt.value("#eceff1"), alt.value("#fafafa")),
-        tooltip=turn_tooltip,
-    )
-    turn_names = bands.mark_text(baseline="top", dy=4, fontSize=11, color="#546e7a").encode(
-        x=alt.X("centre:Q", scale=x_scale), y=alt.value(0), text="label:N"
-    )
+    turn_bands = (
+        bands.mark_rect()
+        .encode(
+            x=alt.X(
+                "start:Q",
+                scale=x_scale,
+                title="steps in session order (bands: turns) · scroll to zoom, drag to pan",
+                axis=alt.Axis(format="d", tickMinStep=1, grid=False, labelOverlap=True),
+            ),
+            x2="end:Q",
+            color=alt.condition(alt.datum.shaded, alt.value("#eceff1"), alt.value("#fafafa")),
+            tooltip=turn_tooltip,
+        )
+        .add_params(turn_pick)
+    )  # a band picked opens its turn: every turn is one click away
+    turn_names = bands.mark_text(
+        baseline="top", dy=4, fontSize=_LABEL_FONT, color="#546e7a"
+    ).encode(x=alt.X("centre:Q", scale=x_scale), y=alt.value(0), text="label:N")
     turn_means = bands.mark_rule(color="#37474f", strokeWidth=2).encode(
         x=alt.X("start:Q", scale=x_scale), x2="end:Q", y="turn_score:Q", tooltip=turn_tooltip
     )
@@ -246,25 +272,26 @@ def step_scores_chart(steps: pl.DataFrame, gaps: pl.DataFrame | None = None) -> 
         .add_params(pick, zoom)
     )
     layers = [turn_bands, split_bands, turn_means, points, turn_names]
-    if gaps is not None and gaps.height:
-        gap = alt.Chart(gaps)
+    if gap_rows.height:
+        gap = alt.Chart(
+            gap_rows.with_columns(pl.Series("shown", shown[band_rows.height :], dtype=pl.String))
+        )
         gap_tooltip = [alt.Tooltip("label:N", title="gap"), alt.Tooltip("asks:N", title="ask")]
         layers += [
-            gap.mark_rule(color="#78909c", strokeDash=[4, 3], strokeWidth=1.5).encode(
-                x=alt.X("at:Q", scale=x_scale), tooltip=gap_tooltip
-            ),
+            gap.mark_rule(color="#78909c", strokeDash=[4, 3], strokeWidth=2)
+            .encode(x=alt.X("at:Q", scale=x_scale), tooltip=gap_tooltip)
+            .add_params(alt.selection_point(fields=["turn_index"], name="gap_pick")),
             gap.mark_text(
-                angle=270,
-                align="right",
-                baseline="bottom",
-                dx=-6,
-                dy=-3,
-                fontSize=11,
+                align="left",
+                baseline="top",
+                dx=_GAP_NAME_OFFSET,
+                dy=4,
+                fontSize=_LABEL_FONT,
                 color="#546e7a",
             ).encode(
                 x=alt.X("at:Q", scale=x_scale),
                 y=alt.value(0),
-                text="label:N",
+                text="shown:N",
                 tooltip=gap_tooltip,
             ),
         ]
