@@ -101,6 +101,17 @@ def test_clicking_a_step_opens_the_turn_page_at_that_step(point, opened):
     assert "call" in opened or "call" not in at.query_params
 
 
+@pytest.mark.parametrize("pick", ["turn_pick", "gap_pick"])
+def test_clicking_a_turns_band_or_gap_opens_that_turn(pick):
+    at = page("pages/session.py", session=RICH)
+    at.session_state["step_chart"] = {"selection": {pick: [{"turn_index": 2}]}}
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Turn"
+    assert param(at, "turn") == "2"
+    assert "step" not in at.query_params
+
+
 def test_session_page_filters_ambiguous_turns_and_opens_a_turn():
     at = page("pages/session.py", session=RICH)
     assert not at.exception
