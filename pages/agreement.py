@@ -21,6 +21,7 @@ from workbench import (
     bundled_scorer_versus,
     chart_downloads,
     decision_store,
+    detail_into_view,
     disagreement_panel,
     inert,
     open_page,
@@ -107,9 +108,11 @@ picked = show_table(pairs, on_select="rerun", selection_mode="single-row", key="
 if picked.selection.rows:
     row = pairs.row(picked.selection.rows[0], named=True)
     pair = report.pair(row["field"], row["rater_a"], row["rater_b"])
-    st.caption(f"Confusion matrix: rows {inert(pair.rater_a)}, columns {inert(pair.rater_b)}")
-    confusion = pl.DataFrame(pair.confusion, schema=pair.values, orient="row")
-    show_table(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)))
+    with st.container(key="pair_detail"):
+        st.caption(f"Confusion matrix: rows {inert(pair.rater_a)}, columns {inert(pair.rater_b)}")
+        confusion = pl.DataFrame(pair.confusion, schema=pair.values, orient="row")
+        show_table(confusion.insert_column(0, pl.Series(pair.rater_a, pair.values)))
+    detail_into_view("pair_detail", (row["field"], row["rater_a"], row["rater_b"]))
 council = report.council_frame()
 if not council.is_empty():
     st.caption("Inside the council: stage-1 judges among themselves, and the chairman")
@@ -313,6 +316,8 @@ if chosen.selection.rows:
     row = reconciled.filter((pl.col("item_id") == item_id) & (pl.col("field") == field)).row(
         0, named=True
     )
-    disagreement_panel(view, row)
-    if st.button("Adjudicate this disagreement", key="adjudicate_this"):
-        open_page("adjudicate", item=item_id, field=field)
+    with st.container(key="disagreement_detail"):
+        disagreement_panel(view, row)
+        if st.button("Adjudicate this disagreement", key="adjudicate_this"):
+            open_page("adjudicate", item=item_id, field=field)
+    detail_into_view("disagreement_detail", (item_id, field))

@@ -176,6 +176,36 @@ def test_agreement_and_a_real_turn_in_a_real_browser(server, tmp_path, chromium)
     assert outside == []
 
 
+def test_a_row_picked_in_a_long_table_brings_its_detail_into_view(server, screenshots, chromium):
+    """The Agreement page's disagreements: a row picked at the table opens its detail below,
+    and the page scrolls so that the detail shows."""
+    with browser_sessions(chromium) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{server}/agreement")
+        page.get_by_role("heading", name="Disagreements").wait_for(timeout=60_000)
+        page_has_run(page)
+        table = page.locator('[class*="st-key-dis_table"]')
+        table.scroll_into_view_if_needed()
+        box = table.bounding_box()
+        assert box is not None
+        # the table fills the window, its top at the window's: the detail opens below it
+        height = int(box["height"]) + 60
+        page.set_viewport_size({"width": 1400, "height": height})
+        page.evaluate(f"window.scrollBy(0, {box['y']})")
+        box = table.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # the first row's checkbox cell
+        detail = page.locator(".st-key-disagreement_detail")
+        detail.wait_for(timeout=30_000)
+        page_has_run(page)
+        page.wait_for_timeout(800)  # the smooth scroll
+        shown = detail.bounding_box()
+        assert shown is not None
+        assert 0 <= shown["y"] < height / 2, f"the detail starts at {shown['y']:.0f}px"
+        page.screenshot(path=str(screenshots / "detail-in-view.png"))
+        browser.close()
+
+
 EVIL = "![x](http://evil.example/{}.png)<img src=http://evil.example/{}i.png>"
 
 

@@ -253,6 +253,34 @@ def _scroll_to_row(key: str, row: int) -> None:
     )
 
 
+def detail_into_view(key: str, picked: object) -> None:
+    """Scroll the container ``key`` — the detail a row ``picked`` in a long table opened below
+    it — into view, once for each pick (not again on the reruns that follow)."""
+    seen = f"{key}__brought"
+    if st.session_state.get(seen) == picked:
+        return
+    st.session_state[seen] = picked
+    selector = json.dumps(f".st-key-{key}")
+    st.html(
+        f"""<script>
+        (() => {{
+          let tries = 40;
+          const bring = () => {{
+            const detail = document.querySelector({selector});
+            if (detail) {{
+              detail.scrollIntoView({{block: "start", behavior: "smooth"}});
+            }} else if (tries-- > 0) {{
+              setTimeout(bring, 100);
+            }}
+          }};
+          bring();
+        }})();
+        </script>""",
+        unsafe_allow_javascript=True,
+        width="content",
+    )
+
+
 def chosen_step(turn: analysis.Turn, steps: pl.DataFrame, key: str) -> Step | None:
     """The turn's steps (its rows of ``step_table``) as a table, and the one step to open:
 
