@@ -25,10 +25,10 @@ run: $(STAMP)
 # that off: the tests start many interpreters (workers, `tsq` processes, servers, kernels).
 unexport PYTHONDONTWRITEBYTECODE
 
-# pytest-xdist with one worker more than there are cores: a third of the tests' time is spent
-# waiting on sockets and servers, which the extra worker fills. A module's browser tests share
-# one worker (tests/conftest.py puts them in one xdist group).
-WORKERS := -n $(shell expr $$(nproc) + 1)
+# pytest-xdist with a worker per core: the tests keep the cores busy (a worker more only adds
+# its start and the switching between them: measured, more CPU time for the same wall time).
+# A module's browser tests share one worker (tests/conftest.py puts them in one xdist group).
+WORKERS := -n $(shell nproc)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(WORKERS) --dist loadgroup

@@ -243,12 +243,16 @@ SERVING_SETTINGS = (
 def fresh_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """The workbench as a new server starts it, as ``make run`` does (on localhost): no cached
     data, no API key, no serving setting (data root, served, auth, endpoints), and the
-    decision store (``TSQ_DATA_DIR``) in this test's own folder."""
+    decision store (``TSQ_DATA_DIR``) in this test's own folder. The collections already read
+    (``st.cache_resource``, keyed by their folders, data root and index) stay, as a running
+    server keeps them: reading the sample again for every test would only cost time."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     for setting in SERVING_SETTINGS:
         monkeypatch.delenv(setting, raising=False)
     monkeypatch.setenv("TSQ_DATA_DIR", str(tmp_path / "data"))
-    clear_streamlit_caches()
+    import streamlit as st
+
+    st.cache_data.clear()  # the collections read stay (st.cache_resource), as a server keeps them
     with server_address("localhost"):
         yield
 

@@ -74,7 +74,7 @@ def test_session_page_plots_steps_and_lists_turns():
         "point",
         "text",
     ]
-    assert spec["params"][0]["name"] == "step_pick"
+    assert {param["name"] for param in spec["params"]} >= {"step_pick", "turn_pick"}
     turns = at.dataframe[0].value
     assert turns["steps"].tolist() == [2, 1, 2, 1]  # the main agent's tool-calling responses
     assert turns["worst_step"].tolist() == ["step 0"] * 4
