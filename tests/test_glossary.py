@@ -8,7 +8,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from conftest import BAD, RICH, SAMPLE_FOLDERS, open_page, tsq
+from conftest import BAD, CORPUS, RICH, SAMPLE_FOLDERS, open_page, tsq
 from streamlit.testing.v1 import AppTest
 
 import analysis
@@ -104,9 +104,18 @@ class _Report(HTMLParser):
             self.headings.append(data.strip())
 
 
-def test_the_report_speaks_in_words(tmp_path):
+@pytest.mark.parametrize(
+    "folders",
+    [
+        SAMPLE_FOLDERS,
+        [CORPUS / "claude-code" / "spotter"],  # a real turn of 149 steps
+        [CORPUS / "codex" / "codemie-code"],  # real Codex rollouts
+    ],
+    ids=["sample", "claude-code", "codex"],
+)
+def test_the_report_speaks_in_words(folders, tmp_path):
     out = tmp_path / "report.html"
-    done = tsq("report", *map(str, SAMPLE_FOLDERS), "--out", str(out))
+    done = tsq("report", *map(str, folders), "--out", str(out))
     assert done.returncode == 0, done.stderr
     page = _Report()
     page.feed(out.read_text())
