@@ -228,28 +228,37 @@ ROW_PIXELS = 35
 """The height of a row of ``st.dataframe`` (its default ``row_height``)."""
 
 
-def _scroll_to_row(key: str, row: int) -> None:
-    """Scroll the table ``key`` so that its selected ``row`` shows (Streamlit's tables do not
-    scroll to a selection by themselves; a link to ``?step=107`` must show that row). The
-    script carries no data: only the table's key, made of ids and numbers, and the row."""
-    selector = json.dumps(f".st-key-{key} .dvn-scroller")
+def _when_drawn(selector: str, ready: str, act: str) -> None:
+    """Run ``act`` on the element ``selector`` finds (``found`` in the script) once ``ready``
+    holds of it, trying every tenth of a second for four seconds: the element may be drawn
+    after the script runs. The scripts carry no data: only keys made of ids and numbers."""
     st.html(
         f"""<script>
         (() => {{
           let tries = 40;
-          const scroll = () => {{
-            const scroller = document.querySelector({selector});
-            if (scroller && scroller.scrollHeight > scroller.clientHeight) {{
-              scroller.scrollTop = Math.max(0, {row * ROW_PIXELS} - scroller.clientHeight / 3);
+          const attempt = () => {{
+            const found = document.querySelector({json.dumps(selector)});
+            if (found && ({ready})) {{
+              {act}
             }} else if (tries-- > 0) {{
-              setTimeout(scroll, 100);
+              setTimeout(attempt, 100);
             }}
           }};
-          scroll();
+          attempt();
         }})();
         </script>""",
         unsafe_allow_javascript=True,
         width="content",
+    )
+
+
+def _scroll_to_row(key: str, row: int) -> None:
+    """Scroll the table ``key`` so that its selected ``row`` shows (Streamlit's tables do not
+    scroll to a selection by themselves; a link to ``?step=107`` must show that row)."""
+    _when_drawn(
+        f".st-key-{key} .dvn-scroller",
+        "found.scrollHeight > found.clientHeight",
+        f"found.scrollTop = Math.max(0, {row * ROW_PIXELS} - found.clientHeight / 3);",
     )
 
 
@@ -260,24 +269,8 @@ def detail_into_view(key: str, picked: object) -> None:
     if st.session_state.get(seen) == picked:
         return
     st.session_state[seen] = picked
-    selector = json.dumps(f".st-key-{key}")
-    st.html(
-        f"""<script>
-        (() => {{
-          let tries = 40;
-          const bring = () => {{
-            const detail = document.querySelector({selector});
-            if (detail) {{
-              detail.scrollIntoView({{block: "start", behavior: "smooth"}});
-            }} else if (tries-- > 0) {{
-              setTimeout(bring, 100);
-            }}
-          }};
-          bring();
-        }})();
-        </script>""",
-        unsafe_allow_javascript=True,
-        width="content",
+    _when_drawn(
+        f".st-key-{key}", "true", 'found.scrollIntoView({block: "start", behavior: "smooth"});'
     )
 
 
