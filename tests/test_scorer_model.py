@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -333,13 +332,16 @@ def test_one_label_has_no_auc_and_few_sessions_no_interval():
     assert metrics.spec.agreement == pytest.approx(0.8)
 
 
-def test_a_hundred_thousand_steps_of_150_tokens_score_in_seconds(planted):
+def test_a_large_batch_of_long_steps_scores_as_its_parts_do(planted):
+    """Twenty thousand steps of 150 tokens in one call give each step the probability it gets
+    in a batch of its own (how fast is measured by benchmarks/bench_scorer.py, not here)."""
     rng = np.random.default_rng(9)
     vocabulary = [f"token:{n}" for n in range(5000)]
     pool = [[vocabulary[i] for i in rng.integers(0, 5000, size=150)] for _ in range(500)]
-    steps = [pool[i] for i in rng.integers(0, 500, size=100_000)]
-    started = time.perf_counter()
+    steps = [pool[i] for i in rng.integers(0, 500, size=20_000)]
     probabilities = planted[0].probabilities(steps)
-    taken = time.perf_counter() - started
-    assert probabilities.shape == (100_000,)
-    assert taken < 8, taken
+    assert probabilities.shape == (20_000,)
+    parts = np.concatenate(
+        [planted[0].probabilities(steps[at : at + 1000]) for at in range(0, 20_000, 1000)]
+    )
+    np.testing.assert_allclose(probabilities, parts, rtol=1e-12, atol=1e-12)
