@@ -28,6 +28,7 @@ from ._glossary import (
     GLOSSARY as GLOSSARY,
     Term as Term,
     meaning as meaning,
+    named as named,
     words as words,
 )
 from ._intervals import (

@@ -104,6 +104,12 @@ def words(code: str) -> str:
     return HEADERS.get(code, code.replace("_", " "))
 
 
+def named(code: str) -> str:
+    """A code as people read it with the code after, to search by: ``one-tool menu
+    (SINGLE_TOOL_CATALOG)``."""
+    return f"{words(code)} ({code})"
+
+
 def meaning(code: str) -> str | None:
     """What a code means, in one line; None for a code the glossary does not hold."""
     term = GLOSSARY.get(code)

@@ -67,7 +67,7 @@ elif session.format.startswith("claude-code"):
 
 baseline = analysis.catalog.reference_menu(session, turn)
 trace = session.catalog_for(turn)
-tools = f"{len(rendered.tools)} tool{'s' if len(rendered.tools) != 1 else ''}"
+tools = analysis.counted(len(rendered.tools), "tool")
 st.markdown(f"**The judge's menu ({tools}) beside the others**")
 st.caption(
     "A tick: the tool is on that menu. also in: the other menus that list it; only here: "

@@ -166,7 +166,7 @@ def _input_parts(rendered: JudgeInput, called: list[str]) -> None:
     subagent = rendered.parent_call_id is not None
     count = len(rendered.tools)
     st.markdown(
-        f"**The menu it chose from: {count} tool{'' if count == 1 else 's'}** "
+        f"**The menu it chose from: {analysis.counted(count, 'tool')}** "
         f"({rendered.catalog_basis.replace('+', ' + ')} catalog, {rendered.condition} condition)"
     )
     st.text(f"Menu: {rendered.catalog_note}.")

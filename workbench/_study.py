@@ -142,16 +142,7 @@ def disagreement_lead(
     judgment = analysis.views.judgment_of(
         judgments, session.session_id, turn.index, condition, int(step), call
     )
-    store_path = study_store_path()
-    labels = (
-        [
-            label
-            for label in decision_store(str(store_path)).step_labels()
-            if label.item_id == item_id
-        ]
-        if store_path.exists()
-        else []
-    )
+    labels = _labels_of(study_store_path(), item_id)
     people, judge = st.columns(2, border=True)
     people.markdown("**People said**")
     for label in labels:
@@ -167,6 +158,15 @@ def disagreement_lead(
         judge.text(analysis.findings.votes_in_words(judgment))
         for number, vote in enumerate(judgment.votes, start=1):
             judge.text(f"Judge {number}, {vote.verdict}: {vote.reasoning}")
+
+
+def _labels_of(store_path: Path, item_id: str) -> list[analysis.study.StepLabel]:
+    """People's labels of the step ``item_id`` in the store at ``store_path`` (none before the
+    store's first save)."""
+    if not store_path.exists():
+        return []
+    labels = decision_store(str(store_path)).step_labels()
+    return [label for label in labels if label.item_id == item_id]
 
 
 def study_store_path() -> Path:
@@ -246,7 +246,7 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
         else "Split: not assigned yet (a session is put in dev or test, for good, the first "
         "time its labels are measured: tsq align, or the Agreement page)."
     )
-    labels = [label for label in store.step_labels() if label.item_id == item_id]
+    labels = _labels_of(store_path, item_id)
     if labels:
         st.caption(f"Labels of this step ({inert(item_id)}), saved in {inert(str(store.path))}")
         st.dataframe(

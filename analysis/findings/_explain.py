@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from analysis._glossary import words
+from analysis._glossary import named
 from analysis.findings._finding import Finding, finding_scope, is_about_input, most_telling_first
 from analysis.models import Judgment
 
@@ -66,8 +66,8 @@ def why_this_score(findings: Sequence[Finding], judgment: Judgment | None) -> st
     """
     ranked = [f for f in most_telling_first(findings) if not is_about_input(f)]
     if ranked:
-        named = words(ranked[0].code)
-        reason = f"{named[0].upper()}{named[1:]} ({ranked[0].code}): {ranked[0].message}"
+        said = named(ranked[0].code)
+        reason = f"{said[0].upper()}{said[1:]}: {ranked[0].message}"
     elif judgment is None:
         return "Not judged yet: run the judge on this session."
     elif judgment.rater == "scorer":
@@ -86,7 +86,7 @@ def why_this_score(findings: Sequence[Finding], judgment: Judgment | None) -> st
 def finding_in_words(finding: Finding) -> str:
     """``warning · every turn scored alike (UNIFORM_SESSION_SCORES): …``: its severity, its
     code in words with the code after, and its message."""
-    return f"{finding.severity} · {words(finding.code)} ({finding.code}): {finding.message}"
+    return f"{finding.severity} · {named(finding.code)}: {finding.message}"
 
 
 def undermining(findings: Iterable[Finding]) -> list[Finding]:

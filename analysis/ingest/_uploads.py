@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis._format import counted
 from analysis.ingest._roots import inside_root
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
@@ -89,11 +90,11 @@ class UploadLimits:
         total = sum(sizes)
         if len(sizes) <= self.files and total <= self.megabytes * 1_000_000:
             return None
-        files = f"{len(sizes):,} file{'s' if len(sizes) != 1 else ''}"
+        files = counted(len(sizes), "file")
         size = f"{total / 1000:,.0f} kB" if total < 1_000_000 else f"{total / 1e6:,.1f} MB"
         return (
             f"{files} of {size} in all are more than this workbench takes "
-            f"at once (at most {self.files:,} file{'s' if self.files != 1 else ''} and "
+            f"at once (at most {counted(self.files, 'file')} and "
             f"{self.megabytes:,g} MB), so none was "
             "loaded: upload fewer or smaller files."
         )

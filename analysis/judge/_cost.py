@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
+from analysis._format import counted
 from analysis.judge._rubric import RUBRIC, VERDICT_TOOL
 from analysis.llm import (
     DEFAULT_CONTEXT_TOKENS,
@@ -58,10 +59,10 @@ class RunEstimate(BaseModel):
         """What will be asked, each factor on its own: "215 steps x 3 conditions x 3 votes =
         1,935 requests" (the same line in the app and in ``tsq judge --dry-run``)."""
         each = self.units // max(conditions, 1)
-        factors = [f"{each:,} {unit}{'' if each == 1 else 's'}"]
+        factors = [counted(each, unit)]
         if conditions > 1:
             factors.append(f"{conditions} conditions")
-        factors.append(f"{votes} vote{'' if votes == 1 else 's'}")
+        factors.append(counted(votes, "vote"))
         return f"{' x '.join(factors)} = {self.requests:,} requests"
 
     def in_words(self, unit: str, votes: int, conditions: int = 1) -> str:

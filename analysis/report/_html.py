@@ -29,7 +29,7 @@ from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from analysis._format import cell, counted, interval, no_interval, share
-from analysis._glossary import words
+from analysis._glossary import named, words
 from analysis._intervals import TOO_FEW_SESSIONS, session_bootstrap
 from analysis._scores import of_judge, rater_in_words, scorers_among, turn_scores
 from analysis.export import without_home
@@ -813,7 +813,7 @@ def _findings_section(findings: Sequence[Finding], names: dict[str, str]) -> Rep
 
 def _codes_in_words(frame: pl.DataFrame) -> pl.DataFrame:
     """Its ``code`` column as a person reads it: ``one-tool menu (SINGLE_TOOL_CATALOG)``."""
-    said = {code: f"{words(code)} ({code})" for code in frame["code"].unique()}
+    said = {code: named(code) for code in frame["code"].unique()}
     return frame.with_columns(pl.col("code").replace_strict(said, return_dtype=pl.String))
 
 

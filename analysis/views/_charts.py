@@ -126,19 +126,19 @@ _GAP_NAME_OFFSET = 4
 """A gap's name starts this many pixels right of its dashed line."""
 
 
-def _labels_that_fit(labels: list[tuple[float, str]], low: float, high: float) -> list[bool]:
-    """Which names (at ``x`` in steps, with their text) are drawn along the top of a step chart
-    of ``low`` to ``high`` steps: the gaps' first (fewer, and telling), then the turns', left to
-    right, each whose box clears every one drawn (its width estimated from the font, a little
-    over the real one) and the chart's edges, so that no two overprint."""
+def _labels_that_fit(labels: list[tuple[float, str, bool]], low: float, high: float) -> list[bool]:
+    """Which names (at ``x`` in steps, their text, whether a gap's) are drawn along the top
+    of a step chart of ``low`` to ``high`` steps: the gaps' first (fewer, and telling), then
+    the turns', left to right, each whose box clears every one drawn (its width estimated from
+    the font, a little over the real one) and the chart's edges, so that no two overprint."""
     pixels = _STEP_CHART_WIDTH / max(high - low, 1e-9)
     shown = [False] * len(labels)
     taken: list[tuple[float, float]] = []
-    order = sorted(range(len(labels)), key=lambda i: ("no step" not in labels[i][1], labels[i][0]))
+    order = sorted(range(len(labels)), key=lambda i: (not labels[i][2], labels[i][0]))
     for index in order:
-        x, text = labels[index]
+        x, text, gap = labels[index]
         width = 0.62 * _LABEL_FONT * len(text)
-        gap = "no step" in text  # beside its dashed line; a turn's name over its band's centre
+        # a gap's name beside its dashed line; a turn's over its band's centre
         left = (x - low) * pixels + (_GAP_NAME_OFFSET if gap else -width / 2)
         right = left + width
         clear = all(right + 6 <= a or left >= b + 6 for a, b in taken)
@@ -196,10 +196,10 @@ def step_scores_chart(steps: pl.DataFrame, gaps: pl.DataFrame | None = None) -> 
     gap_rows = (
         gaps if gaps is not None else pl.DataFrame(schema={"at": pl.Float64, "label": pl.String})
     )
-    names = [*zip(band_rows["centre"], band_rows["turn_label"], strict=True)]
-    names += [*zip(gap_rows["at"], gap_rows["label"], strict=True)]
+    names = [(x, text, False) for x, text in band_rows.select("centre", "turn_label").iter_rows()]
+    names += [(x, text, True) for x, text in gap_rows.select("at", "label").iter_rows()]
     fits = _labels_that_fit(names, low, high)
-    shown = [text if fit else "" for (_, text), fit in zip(names, fits, strict=True)]
+    shown = [text if fit else "" for (_, text, _), fit in zip(names, fits, strict=True)]
     band_rows = band_rows.with_columns(pl.Series("label", shown[: band_rows.height]))
     bands = alt.Chart(band_rows)
     turn_pick = alt.selection_point(fields=["turn_index"], name="turn_pick")
