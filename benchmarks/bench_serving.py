@@ -4,15 +4,17 @@ Builds ``--sessions`` Claude Code sessions from the real ones (as ``bench_collec
 under a data root, builds the index the app opens, and serves the app as a team would: served
 (``TSQ_SERVED=1``) behind an authenticating proxy (``TSQ_AUTH=proxy``; each visitor's browser
 sends its own identity header). Then, for each count in ``--visitors`` (4, then 8), that many
-visitors, each a Chromium of its own (Playwright), repeat for ``--seconds`` seconds: the Overview,
-a search on it, a Session, a Turn, the Trends page, and a label saved on a step of the Turn page.
+visitors, each in a context of its own of one Chromium (Playwright, a process per visitor),
+repeat for ``--seconds`` seconds: the Overview, a search on it, a Session, a Turn, the Trends
+page, and a label saved on a step of the Turn page.
 
-Prints, per page, the time to a finished render (the page's skeleton and Streamlit's running
-indicator gone; median and 95th percentile over every visit), the server's peak memory (its
+Prints, per page, the time to a finished render (its title drawn, no skeleton left, its script
+run to the end; median and 95th percentile over every visit), the server's peak memory (its
 process tree), errors (tracebacks and "database is locked" in the server's log, failed visits),
 labels saved against labels in the store afterwards (none may be lost), and the share of the
-machine's CPU the visitors' browsers used themselves: on a small machine they compete with the
-server, so the figures are an upper bound of what visitors elsewhere would see.
+machine's CPU the visitors used themselves (the browser with its renderers, and each visitor's
+Playwright): on a small machine they compete with the server, so the figures are an upper
+bound of what visitors elsewhere would see.
 
     python benchmarks/bench_serving.py [--sessions 10000] [--keep DIR] [--visitors 4 8]
         [--seconds 180] [--screenshots DIR]
@@ -31,6 +33,8 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -52,10 +56,13 @@ GOALS = {"p95 seconds with 4 visitors": 5.0, "server peak GB": 2.0}
 IDLE = (
     "document.querySelector('[data-testid=\"stMain\"] h1')"
     " && !document.querySelector('[data-testid=\"stSkeleton\"]')"
-    " && !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+    " && document.querySelector('[data-testid=\"stApp\"]')"
+    ".getAttribute('data-test-script-state') === 'notRunning'"
 )
-"""A page has finished rendering: its title is drawn, and no skeleton nor running indicator is
-left."""
+"""A page has finished rendering: its title is drawn, no skeleton is left, and its script has
+run to its end (Streamlit's own script state on the app's root: ``initial`` before the first
+run, ``running`` meanwhile; its running indicator shows only after a delay, so its absence
+proves nothing)."""
 
 
 def session_ids(folder: Path, count: int) -> list[str]:
@@ -76,21 +83,23 @@ def session_ids(folder: Path, count: int) -> list[str]:
 def visitor(
     number: int,
     url: str,
+    browser_address: str,
     folder: str,
     sessions: list[str],
     seconds: float,
     out: Any,
     screenshots: str | None = None,
 ) -> None:
-    """One visitor's loop in a process of its own; puts its (page, seconds or None) pairs, the
-    labels it saved and the CPU seconds it and its browser used on ``out``."""
+    """One visitor's loop in a process of its own, in a context of its own of the one Chromium
+    at ``browser_address`` (its DevTools address); puts its (page, seconds or None) pairs, the
+    labels it saved and the CPU seconds it used (its Playwright driver included) on ``out``."""
     from playwright.sync_api import sync_playwright
 
     source = f"source=folder&folder={urllib.parse.quote(folder)}"
     timings: list[tuple[str, float | None]] = []
     saved = 0
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.connect_over_cdp(browser_address)
         context = browser.new_context(
             viewport={"width": 1400, "height": 900},
             extra_http_headers={IDENTITY_HEADER: f"visitor{number}@example.com"},
@@ -138,9 +147,42 @@ def visitor(
             timed("label", partial(label, step, f"bench visitor {number} round {round_}"))
             saved += timings[-1][1] is not None
             round_ += 1
-        used = _cpu_seconds(psutil.Process())  # its browser's processes while they are up
-        browser.close()
+        used = _cpu_seconds(psutil.Process())
+        context.close()
+        browser.close()  # connected over CDP: disconnects, the browser stays up
     out.put((timings, saved, used))
+
+
+@contextmanager
+def chromium(folder: Path) -> Iterator[tuple[psutil.Process, str]]:
+    """One headless Chromium for every visitor (each in a context of its own, as visitors'
+    browsers share nothing), and its DevTools address; ended with its processes."""
+    process = subprocess.Popen(
+        [
+            CHROMIUM,
+            "--headless=new",
+            *CHROMIUM_ARGS,
+            "--remote-debugging-port=0",
+            f"--user-data-dir={folder / 'chromium'}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("DevTools listening on "):
+                address = line.removeprefix("DevTools listening on ").strip()
+                break
+        else:
+            raise RuntimeError("Chromium ended before it listened for DevTools")
+        threading.Thread(target=process.stderr.read, daemon=True).start()  # keep it drained
+        yield psutil.Process(process.pid), address
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def _cpu_seconds(process: psutil.Process) -> float:
@@ -193,7 +235,7 @@ def run(
         "TSQ_DATA_DIR": str(data),
         "XDG_CACHE_HOME": str(cache),
     }
-    with streamlit_server(env=env, log=log) as server:
+    with streamlit_server(env=env, log=log) as server, chromium(data) as (browser, address):
         url = server.url
         watched = psutil.Process(server.process.pid)
         peak = 0
@@ -215,6 +257,7 @@ def run(
                     args=(
                         n,
                         url,
+                        address,
                         str(folder),
                         sessions,
                         seconds,
@@ -225,18 +268,21 @@ def run(
                 for n in range(count)
             ]
             started = time.monotonic()
+            served_before = _cpu_seconds(watched)
             for process in visitors:
                 process.start()
             collected = [results.get(timeout=seconds + 600) for _ in visitors]
             for process in visitors:
                 process.join(timeout=60)
             elapsed = time.monotonic() - started
+            browser_cpu = _cpu_seconds(browser)
+            server_cpu = _cpu_seconds(watched) - served_before
         finally:
             stop.set()
             sampler.join()
     text = log.read_text(encoding="utf-8", errors="replace")
     saved = sum(labels for _, labels, _ in collected)
-    generator_cpu = sum(cpu for _, _, cpu in collected)
+    generator_cpu = browser_cpu + sum(cpu for _, _, cpu in collected)
     in_store = _labels_in_store(data)
     visits: dict[str, list[float]] = {name: [] for name in PAGES}
     failed: dict[str, int] = dict.fromkeys(PAGES, 0)
@@ -256,6 +302,8 @@ def run(
         "saved": saved,
         "in_store": in_store,
         "generator_share": generator_cpu / (elapsed * (os.cpu_count() or 1)),
+        "server_share": server_cpu / (elapsed * (os.cpu_count() or 1)),
+        "server_seconds_per_visit": server_cpu / max(1, sum(map(len, visits.values()))),
     }
 
 
@@ -294,26 +342,32 @@ def report(figures: dict[str, Any]) -> None:
         f'tracebacks in its log {figures["tracebacks"]}; "database is locked" '
         f"{figures['locked']}; labels saved {figures['saved']}, in the store "
         f"{figures['in_store']}; the visitors' browsers used "
-        f"{figures['generator_share']:.0%} of the machine's CPU"
+        f"{figures['generator_share']:.0%} of the machine's CPU, the server "
+        f"{figures['server_share']:.0%} ({figures['server_seconds_per_visit']:.2f} CPU seconds "
+        "a visit)"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--keep", type=Path, help="build the data root here and keep it")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the data root (DIR/root) and its index (DIR/cache) here, for the next run",
+    )
     parser.add_argument("--visitors", type=int, nargs="+", default=[4, 8])
     parser.add_argument("--seconds", type=float, default=180.0)
     parser.add_argument(
         "--screenshots", type=Path, help="keep the first visitor's first round of pages here"
     )
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-"))
-    root = args.keep or work / "root"
+    work = args.keep or Path(tempfile.mkdtemp(prefix="tsq-bench-serving-"))
+    root = work / "root"
     folder = root / "projects"
     cache = work / "cache"
     index = cache / "tsq-workbench" / "index.duckdb"
-    index.parent.mkdir(parents=True)
+    index.parent.mkdir(parents=True, exist_ok=True)
     if not folder.is_dir():
         size = build_collection(folder, args.sessions)
         print(f"{args.sessions:,} sessions, {size / 1e9:.2f} GB under {root}")

@@ -151,24 +151,32 @@ if judgment is None or scored:
 else:
     votes_side_by_side(judgment)
 item = step_item_id(session.session_id, turn.index, step.index, step.parent_call_id)
-label_store = study_store_path()
-step_label_panel(item, label_store)
-labelled = [label.item_id for label in people_labels()]
-upcoming = next_to_label(workspace.judgments, labelled, item)
-if st.button(
-    "Next unlabelled step",
-    disabled=upcoming is None,
-    key="next_unlabelled",
-    help="The next judged step nobody has labelled: split votes first, then steps judged "
-    "incorrect.",
-):
-    assert upcoming is not None
-    stay_at_step(
-        upcoming["session_id"],
-        upcoming["turn_index"],
-        upcoming["step_index"],
-        upcoming["parent_call_id"],
-    )
+
+
+@st.fragment
+def label_this_step() -> None:
+    """A person's label of this step, and the way on to the next unlabelled one: saving a
+    label reruns this part of the page alone, not the whole turn."""
+    step_label_panel(item, study_store_path())
+    labelled = [label.item_id for label in people_labels()]
+    upcoming = next_to_label(workspace.judgments, labelled, item)
+    if st.button(
+        "Next unlabelled step",
+        disabled=upcoming is None,
+        key="next_unlabelled",
+        help="The next judged step nobody has labelled: split votes first, then steps judged "
+        "incorrect.",
+    ):
+        assert upcoming is not None
+        stay_at_step(
+            upcoming["session_id"],
+            upcoming["turn_index"],
+            upcoming["step_index"],
+            upcoming["parent_call_id"],
+        )
+
+
+label_this_step()
 with st.expander(f"This step's calls and their results ({len(step.message.tool_calls)})"):
     for call in step.message.tool_calls:
         call_panel(call)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 from conftest import CORPUS, tsq
 from test_intervals import loop_session_bootstrap, loop_two_groups
@@ -513,7 +514,8 @@ def test_trends_and_the_overview_count_the_same_judgments(tmp_path):
 
 def test_a_collection_keeps_its_step_scores_until_the_judgments_or_labels_change(tmp_path):
     """The Trends page asks on every run: the same question is answered from what was kept,
-    another (a judgment or a label more) computed anew, as a new collection computes it."""
+    without reading the index; another (a judgment or a label more) is answered as a new
+    collection answers it."""
     from analysis.study import StepLabel
 
     folder = analysis.sample_data_dir()  # transcripts and judgments
@@ -521,7 +523,10 @@ def test_a_collection_keeps_its_step_scores_until_the_judgments_or_labels_change
     judgments = list(collection.judgments)
     assert judgments
     first = collection.step_scores(None, judgments, [])
-    assert collection.step_scores(None, list(judgments), []) is first  # kept
+    index = tmp_path / "index.duckdb"
+    index.rename(tmp_path / "away.duckdb")  # kept: asked again, the index is not read
+    assert collection.step_scores(None, list(judgments), []).equals(first)
+    (tmp_path / "away.duckdb").rename(index)
     step = first.filter("judged").row(0, named=True)
     key = (step["session_id"], step["turn_index"], step["step_index"], step["parent_call_id"])
     label = StepLabel(item_id=analysis.models.step_item_id(*key), labeller="ann", value="incorrect")
@@ -533,3 +538,45 @@ def test_a_collection_keeps_its_step_scores_until_the_judgments_or_labels_change
     assert fewer.equals(
         Collection([folder], tmp_path / "index.duckdb").step_scores(None, judgments[1:], [])
     )
+
+
+def test_each_steps_people_label_is_the_majority_of_its_own_labels(tmp_path):
+    """People's labels are put on their steps: a subagent's step and a main agent's, split
+    labels none, a turn judged whole or an item no step has nowhere; checked against a loop
+    that asks each step's item id in turn."""
+    from collections import Counter
+
+    from analysis.study import StepLabel
+
+    collection = Collection([analysis.sample_data_dir()], tmp_path / "index.duckdb")
+    steps = collection.step_scores(None, list(collection.judgments), [])
+    under = steps.filter(pl.col("parent_call_id").is_not_null()).row(0, named=True)
+    main = steps.filter(pl.col("parent_call_id").is_null()).rows(named=True)[:2]
+    keys = [
+        (row["session_id"], row["turn_index"], row["step_index"], row["parent_call_id"])
+        for row in (under, *main)
+    ]
+    items = [analysis.models.step_item_id(*key) for key in keys]
+    said = [
+        (items[0], "ann", "incorrect"),
+        (items[0], "bo", "incorrect"),
+        (items[1], "ann", "correct"),
+        (items[2], "ann", "correct"),  # split: no majority
+        (items[2], "bo", "incorrect"),
+        (analysis.models.step_item_id(*keys[1][:2]), "ann", "incorrect"),  # the turn whole
+        ("not an item", "ann", "incorrect"),
+    ]
+    labels = [StepLabel(item_id=i, labeller=who, value=v) for i, who, v in said]
+    people = collection.step_scores(None, list(collection.judgments), labels)
+
+    def majority(item: str) -> str | None:
+        votes = Counter(v for i, _, v in said if i == item).most_common()
+        return votes[0][0] if votes and (len(votes) == 1 or votes[0][1] > votes[1][1]) else None
+
+    expected = [
+        majority(analysis.models.step_item_id(*key))
+        for key in people.select("session_id", "turn_index", "step_index", "parent_call_id").rows()
+    ]
+    assert people["people"].to_list() == expected
+    assert sorted(filter(None, expected)) == ["correct", "incorrect"]
+    assert people.drop("people").equals(steps.drop("people"))

@@ -10,6 +10,7 @@ field by field.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -138,7 +139,8 @@ class Collection:
         )
         self.findings_frame = self.findings_with(self.judgments)
         self._recent = lru_cache(maxsize=RECENT_SESSIONS)(self._read_session)
-        self._step_scores: dict[tuple[Any, ...], pl.DataFrame] = {}
+        self._judged_steps: dict[tuple[Any, ...], pl.DataFrame] = {}
+        self._judged_steps_lock = threading.Lock()
 
     # what the tables say
 
@@ -365,17 +367,21 @@ class Collection:
         """Every step of the collection with its TSQ by one judge and the people's label, for
         the trends (:func:`analysis.index.step_scores`, limited to these files; with
         ``judgments`` or ``labels``, those instead of the index's)."""
-        from analysis.index._trends import step_scores
+        from analysis.index._trends import indexed_labels, judged_steps, with_people
 
-        key = (judge, _judgments_key(judgments), _labels_key(labels))
-        if (kept := self._step_scores.get(key)) is not None:
-            return kept
-        with IndexReader(self.index) as reader, reader.guarded():
-            scores = step_scores(reader, judge, self._scope, judgments, labels)
-        if len(self._step_scores) >= KEPT_STEP_SCORES:  # the oldest goes
-            self._step_scores.pop(next(iter(self._step_scores)))
-        self._step_scores[key] = scores
-        return scores
+        key = (judge, _judgments_key(judgments))
+        with self._judged_steps_lock:  # visitors at once compute it once, not each
+            judged = self._judged_steps.pop(key, None)
+            if judged is None or labels is None:
+                with IndexReader(self.index) as reader, reader.guarded():
+                    if judged is None:
+                        judged = judged_steps(reader, judge, self._scope, judgments)
+                    if labels is None:
+                        labels = indexed_labels(reader)
+            if len(self._judged_steps) >= KEPT_STEP_SCORES:  # the least recently asked goes
+                self._judged_steps.pop(next(iter(self._judged_steps)))
+            self._judged_steps[key] = judged
+        return with_people(judged, labels)
 
     def step_features(
         self, *, subagents: bool = False, session_ids: Iterable[str] | None = None
@@ -468,10 +474,10 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-KEPT_STEP_SCORES = 8
-"""How many tables of step scores a collection keeps (one per judge, judgments and labels):
-every visitor of a served workbench shares its collection, and the Trends page asks for the
-same table on each run."""
+KEPT_STEP_SCORES = 4
+"""How many tables of judged steps a collection keeps (one per judge and judgments; people's
+labels are joined to them on each call): every visitor of a served workbench shares its
+collection, and the Trends page asks for the same table on each run."""
 
 
 def _judgments_key(judgments: Sequence[Judgment] | None) -> tuple[Any, ...] | None:
@@ -484,13 +490,4 @@ def _judgments_key(judgments: Sequence[Judgment] | None) -> tuple[Any, ...] | No
             *(j.condition, j.judge_id, j.model, j.score, j.n_valid, j.n_requested),
         )
         for j in judgments
-    )
-
-
-def _labels_key(labels: Sequence[StepLabel] | None) -> tuple[Any, ...] | None:
-    """What of ``labels`` the step scores depend on, hashable (None: the index's own)."""
-    if labels is None:
-        return None
-    return tuple(
-        (label.item_id, label.labeller, label.value, label.labelled_at) for label in labels
     )

@@ -35,7 +35,13 @@ from analysis.index._build import with_scope
 from analysis.index._read import IndexReader, LoadedTables, ParquetTables
 from analysis.index._rows import SCORER_OWN
 from analysis.judge import merge_judgments
-from analysis.models import CASCADE_PREFIX, STEP_KEYS, Judgment, ScorerRecord, step_item_id
+from analysis.models import (
+    CASCADE_PREFIX,
+    STEP_KEYS,
+    Judgment,
+    ScorerRecord,
+    parse_step_item_id,
+)
 from analysis.study import StepLabel
 
 Dimension = Literal["tool", "model", "version", "project", "week", "agent"]
@@ -174,6 +180,18 @@ def step_scores(
     index, which are in no file). ``people`` is the people's majority label of
     the step (:func:`analysis.align.references`; null where none or evenly split), from
     ``labels``, else from the index's labels table."""
+    judged = judged_steps(reader, judge, scope, judgments)
+    return with_people(judged, indexed_labels(reader) if labels is None else labels)
+
+
+def judged_steps(
+    reader: IndexReader | ParquetTables | LoadedTables,
+    judge: str | None = None,
+    scope: Sequence[str] | None = None,
+    judgments: Sequence[Judgment] | None = None,
+) -> pl.DataFrame:
+    """:func:`step_scores` without the people's labels: what depends on the steps and the
+    judgments alone, so that a new label does not recompute it."""
     steps_query, judgments_query = STEP_QUERY, JUDGMENT_QUERY
     if scope is not None:
         with_scope(reader.conn, scope)
@@ -218,28 +236,44 @@ def step_scores(
             pl.col("score").is_not_null().alias("judged"),
             (pl.col("_judged").fill_null(False) & pl.col("score").is_null()).alias("unscored"),
             pl.lit(chosen, pl.String).alias("judge"),
-            _people(steps, reader if labels is None else labels),
         )
         .drop("_judged")
     )
 
 
-def _people(
-    steps: pl.DataFrame, labels: IndexReader | ParquetTables | LoadedTables | Sequence[StepLabel]
-) -> pl.Series:
-    """Each step's people's majority label, from the labels or the reader's labels table."""
+def indexed_labels(reader: IndexReader | ParquetTables | LoadedTables) -> list[StepLabel]:
+    """The people's step labels in the reader's labels table, oldest first."""
+    rows = reader.conn.execute(
+        f"SELECT {', '.join(LABEL_FIELDS)} FROM labels ORDER BY labelled_at, item_id, labeller"
+    ).fetchall()
+    return [StepLabel(**dict(zip(LABEL_FIELDS, row, strict=True))) for row in rows]
+
+
+def with_people(steps: pl.DataFrame, labels: Sequence[StepLabel]) -> pl.DataFrame:
+    """``steps`` (:func:`judged_steps`) with ``people``: each step's people's majority label
+    (:func:`analysis.align.references`; null where none or evenly split). The labels are
+    joined on the step's keys, so the cost grows with the labels, not with the steps."""
     from analysis.align import references
 
-    if not isinstance(labels, Sequence):
-        rows = labels.conn.execute(
-            f"SELECT {', '.join(LABEL_FIELDS)} FROM labels ORDER BY labelled_at, item_id, labeller"
-        ).fetchall()
-        labels = [StepLabel(**dict(zip(LABEL_FIELDS, row, strict=True))) for row in rows]
-    majority = {item: ref.value for item, ref in references(labels).items()}
-    if not majority:
-        return pl.Series("people", [None] * steps.height, pl.String)
-    keys = steps.select(STEP_KEYS).iter_rows()
-    return pl.Series("people", [majority.get(step_item_id(*key)) for key in keys], pl.String)
+    majority = [
+        (*parse_step_item_id(item), reference.value)
+        for item, reference in references(labels).items()
+        if _names_a_step(item)
+    ]
+    key_types = {key: steps.schema[key] for key in STEP_KEYS}
+    people = pl.DataFrame(majority, schema={**key_types, "people": pl.String}, orient="row").unique(
+        STEP_KEYS, keep="last"
+    )
+    return steps.join(people, on=STEP_KEYS, how="left", nulls_equal=True)
+
+
+def _names_a_step(item: str) -> bool:
+    """Whether a label item names one step (not a turn judged whole, nor a text no step's item
+    id can be): only a step can match a row of the steps."""
+    try:
+        return parse_step_item_id(item)[2] is not None
+    except ValueError:
+        return False
 
 
 def by_group(steps: pl.DataFrame, by: Dimension) -> tuple[pl.DataFrame, str]:
