@@ -42,49 +42,64 @@ TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".ndjson")
 _SNIFF_LINES = 50
 
 
-def _is_attached_subagent_file(path: Path) -> bool:
-    """``<session>/subagents/agent-x.jsonl`` beside ``<session>.jsonl`` belongs to that session."""
-    folder = path.parent
-    return (
-        folder.name == SUBAGENTS_DIR
-        and path.name.startswith("agent-")
-        and folder.parent.with_suffix(".jsonl").is_file()
-    )
-
-
 SCORER_FILES = frozenset({"card.json", "model.skops"})
 """What a step scorer's folder holds (``analysis.scorer``): a folder with both is no
 transcripts, and is not read."""
 
 
-def _walk(folder: Path, given: str | Path, issues: list[ParseIssue]) -> list[Path]:
-    """The transcript-like files under ``folder``, sorted, hidden ones and those of hidden
+def _walk(folder: Path, given: str | Path, issues: list[ParseIssue]) -> list[tuple[str, bool]]:
+    """The transcript-like files under ``folder`` (their paths, as strings under it), each with
+    whether it is a link, in the order of their paths' parts; hidden ones and those of hidden
     folders, and step scorers' folders, left out. Links to folders are not followed (a link
     loop, or ``/proc/self/cwd``, would never end); a folder that cannot be listed is an issue
-    (one that vanished while being walked is not: ``/proc``)."""
-    found: list[Path] = []
-
-    def unreadable(error: OSError) -> None:
-        if not isinstance(error, FileNotFoundError):
-            shown = Path(given) / Path(error.filename or folder).relative_to(folder)
+    (one that vanished while being walked is not: ``/proc``). What the file system said while
+    listing is used, so a plain file costs no call of its own."""
+    found: list[tuple[str, bool]] = []
+    pending = [str(folder)]
+    while pending:
+        top = pending.pop()
+        try:
+            with os.scandir(top) as listing:
+                entries = [entry for entry in listing if not entry.name.startswith(".")]
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            shown = Path(given) / Path(error.filename or top).relative_to(folder)
             reason = f"folder cannot be read ({error.strerror or error})"
             issues.append(ParseIssue(file=str(shown), reason=reason))
-
-    for top, folders, files in os.walk(folder, onerror=unreadable):
-        folders[:] = [name for name in folders if not name.startswith(".")]
-        if set(files) >= SCORER_FILES:  # a step scorer's folder (tsq scorer train --out)
-            folders[:] = []
             continue
-        for name in files:
-            child = Path(top, name)
+        folders = [entry for entry in entries if _is_folder(entry)]
+        files = [entry for entry in entries if not _is_folder(entry)]
+        if {entry.name for entry in files} >= SCORER_FILES:  # tsq scorer train --out
+            continue
+        pending.extend(entry.path for entry in folders)
+        attached = os.path.basename(top) == SUBAGENTS_DIR and os.path.isfile(
+            os.path.dirname(top) + ".jsonl"
+        )
+        for entry in files:
             if (
-                not name.startswith(".")
-                and child.suffix in TRANSCRIPT_SUFFIXES
-                and child.is_file()
-                and not _is_attached_subagent_file(child)
+                os.path.splitext(entry.name)[1] in TRANSCRIPT_SUFFIXES
+                and _is_file(entry)
+                and not (attached and entry.name.startswith("agent-"))
             ):
-                found.append(child)
-    return sorted(found)
+                found.append((entry.path, entry.is_symlink()))
+    return sorted(found, key=lambda item: item[0].split(os.sep))
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    """A folder to walk into: a real one, not a link to one."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """A file, or a link to one."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def discover(
@@ -104,27 +119,37 @@ def discover_resolved(
     paths: Iterable[str | Path], root: str | Path | None = None
 ) -> tuple[list[tuple[Path, str]], list[ParseIssue], list[str]]:
     """:func:`discover`, and each file's resolved path (what the index keys files on)."""
-    found: dict[Path, tuple[Path, str]] = {}
+    found: dict[str, tuple[Path, str]] = {}
     issues: list[ParseIssue] = []
 
-    def add(path: Path, display: str) -> None:
-        if root is not None and not inside_root(path, root):
-            issues.append(ParseIssue(file=display, reason=OUTSIDE_REASON))
-            return
-        found.setdefault(path.resolve(), (path, display))
+    def add(path: Path, display: str, resolved: str | None = None) -> None:
+        """``resolved``, when the caller knows it: a file reached through real folders."""
+        if resolved is None:
+            if root is not None and not inside_root(path, root):
+                issues.append(ParseIssue(file=display, reason=OUTSIDE_REASON))
+                return
+            resolved = str(path.resolve())
+        found.setdefault(resolved, (path, display))
 
     for given in paths:
         path = Path(given).expanduser()
         if root is not None and not inside_root(path, root):
             issues.append(ParseIssue(file=str(given), reason=OUTSIDE_REASON))
         elif path.is_dir():
-            for child in _walk(path, given, issues):
-                add(child, str(Path(given) / child.relative_to(path)))
+            # Under a folder, only a link can lead elsewhere: the folders on the way are real
+            # (links to folders are not walked), so a plain file's resolved path is the
+            # folder's with the rest of the way after it, inside the root with the folder.
+            within, real = len(os.path.join(path, "")), str(path.resolve())
+            shown = str(Path(given))
+            for child, link in _walk(path, given, issues):
+                rest = child[within:]
+                display = rest if shown == "." else os.path.join(shown, rest)
+                add(Path(child), display, None if link else os.path.join(real, rest))
         elif path.is_file():
             add(path, str(given))
         else:
             issues.append(ParseIssue(file=str(given), reason=_not_a_file(path)))
-    return list(found.values()), issues, [str(resolved) for resolved in found]
+    return list(found.values()), issues, list(found)
 
 
 def _not_a_file(path: Path) -> str:
