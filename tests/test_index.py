@@ -243,3 +243,28 @@ def test_an_index_of_an_older_layout_or_menus_data_is_rebuilt_saying_so(tmp_path
     assert summary.unchanged == 0  # every file read again
     assert summary.new > 0
     assert through(index, [SAMPLES / "transcripts"]) == direct([SAMPLES / "transcripts"])
+
+
+def test_an_index_written_before_shared_keys_were_kept_groups_a_resumed_session(
+    spotter_copy, tmp_path
+):
+    """Opening a collection reads which files share history from the few keys more than one
+    file holds, kept by the update: an index without them (written by an earlier workbench)
+    gets them on its next update, and a resumed session is read with its history."""
+    import duckdb
+
+    from analysis.index import Collection
+
+    resumed, _ = _write_resumed(spotter_copy / f"{SPOTTER_SESSION}.jsonl", spotter_copy)
+    index = tmp_path / "index.duckdb"
+    update_index([spotter_copy], index)
+    with duckdb.connect(str(index)) as conn:
+        assert conn.execute("SELECT count(*) FROM shared_keys").fetchone()[0] > 0
+        conn.execute("DROP TABLE shared_keys")
+        conn.execute("DELETE FROM state WHERE name = 'shared_keys'")
+    collection = Collection([spotter_copy], index)
+    read = collection.sessions_of([str(resumed.resolve())])
+    ids = {session.session_id for session in read}
+    expected = [s for s in analysis.load([spotter_copy]).sessions if s.session_id in ids]
+    assert read and read == expected
+    assert any("(resumed session)" in i.reason for s in read for i in s.issues)

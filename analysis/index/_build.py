@@ -53,6 +53,8 @@ SAMPLES = 4
 BATCH_FILES = 400
 """Files written in one transaction during a build."""
 SCHEMA_VERSION = 9
+OWN_TABLES = ("files", "keys", "shared_keys", "state", "label_stores", "scorers")
+"""The index's tables besides the rows of :data:`~analysis.index._rows.TABLES`."""
 MENU_DATA = (
     "baseline_catalog.json",
     "claude_code_tools.json",
@@ -486,7 +488,7 @@ def _open_for_update(
         return conn, moved
     rebuilt = None
     if schema and schema[0][0] != layout():
-        for table in [*TABLES, "files", "keys", "state", "label_stores", "scorers"]:
+        for table in [*TABLES, *OWN_TABLES]:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         create_tables(conn)
         rebuilt = (
@@ -503,6 +505,7 @@ def create_tables(conn: Any) -> None:
         " indexed_at TIMESTAMPTZ)"
     )
     conn.execute("CREATE TABLE IF NOT EXISTS keys (source_file VARCHAR, key VARCHAR)")
+    conn.execute("CREATE TABLE IF NOT EXISTS shared_keys (source_file VARCHAR, key VARCHAR)")
     conn.execute("CREATE TABLE IF NOT EXISTS state (name VARCHAR PRIMARY KEY, value VARCHAR)")
     conn.execute(
         "CREATE TABLE IF NOT EXISTS label_stores (path VARCHAR PRIMARY KEY, version INTEGER)"
@@ -634,13 +637,14 @@ def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Pl
     return plan
 
 
-def shared_groups(conn: Any) -> list[list[str]]:
+def shared_groups(conn: Any, keys: str = "shared_keys") -> list[list[str]]:
     """The files of the temporary table ``scope`` that are loaded together, each group sorted:
     those sharing a model response (a resumed session repeats the history it continues;
     through others too), and a folder's OpenAI-format trajectories and catalogs. A file alone
-    is in no group. Found in the index's ``keys``, so nothing of the whole collection is held
-    in memory; files outside ``scope`` never count (a copy of a session elsewhere in the
-    index does not make this one a resumed session)."""
+    is in no group. Found in the index's ``shared_keys`` (the keys of more than one file,
+    :func:`_share_keys`), else in the table ``keys`` names, so nothing of the whole collection
+    is held in memory; files outside ``scope`` never count (a copy of a session elsewhere in
+    the index does not make this one a resumed session)."""
     parent: dict[str, str] = {}
 
     def find(item: str) -> str:
@@ -650,7 +654,7 @@ def shared_groups(conn: Any) -> list[list[str]]:
         return item
 
     shared = conn.execute(
-        "SELECT list(DISTINCT source_file ORDER BY source_file) FROM keys"
+        f"SELECT list(DISTINCT source_file ORDER BY source_file) FROM {keys}"
         " WHERE source_file IN (SELECT path FROM scope) GROUP BY key"
         " HAVING count(DISTINCT source_file) > 1"
     ).fetchall()
@@ -676,8 +680,22 @@ def _together(conn: Any, parsed: set[str], plan: _Plan) -> list[list[str]]:
     changed = parsed | set(plan.removed)
     if not changed:
         return []
-    with_scope(conn, [*plan.now, *plan.removed])
-    return [group for group in shared_groups(conn) if changed.intersection(group)]
+    with_scope(conn, [*plan.now, *plan.removed])  # the new files' keys are in keys alone yet
+    return [group for group in shared_groups(conn, "keys") if changed.intersection(group)]
+
+
+def _share_keys(conn: Any) -> None:
+    """``shared_keys``: the rows of ``keys`` whose key more than one file holds. A few rows
+    (resumed sessions) beside the millions of ``keys``, written when an update changed the
+    index, so that opening a collection does not group every key again."""
+    conn.execute("BEGIN TRANSACTION")
+    conn.execute("DELETE FROM shared_keys")
+    conn.execute(
+        "INSERT INTO shared_keys SELECT source_file, key FROM keys WHERE key IN"
+        " (SELECT key FROM keys GROUP BY key HAVING count(DISTINCT source_file) > 1)"
+    )
+    conn.execute("INSERT OR REPLACE INTO state VALUES ('shared_keys', 'fresh')")
+    conn.execute("COMMIT")
 
 
 def with_scope(conn: Any, scope: Sequence[str]) -> None:
@@ -723,8 +741,11 @@ def update_index(
         _refresh(conn, plan.touched)
         _update_labels(conn, label_stores)
         if not plan.todo and not plan.removed and _complete(conn):
+            if not _keys_shared(conn):  # an index written before shared_keys was kept
+                _share_keys(conn)
             return _summary(conn, path, plan, started, rebuilt)  # nothing else to write
         conn.execute("UPDATE state SET value = 'false' WHERE name = 'complete'")
+        conn.execute("INSERT OR REPLACE INTO state VALUES ('shared_keys', 'stale')")
         parsed: set[str] = set()
         batch: list[Parsed] = []
         for item in _parse_all(plan.todo, workers or os.cpu_count() or 1, on_file, inside):
@@ -735,6 +756,7 @@ def update_index(
                 batch = []
         _write_batch(conn, batch, plan.indexed)
         _reload_groups(conn, parsed, plan, inside)
+        _share_keys(conn)
         conn.execute("UPDATE state SET value = 'true' WHERE name = 'complete'")
         return _summary(conn, path, plan, started, rebuilt)
 
@@ -862,6 +884,12 @@ def _update_labels(conn: Any, stores: Sequence[str | Path]) -> None:
             )
         conn.execute("INSERT OR REPLACE INTO label_stores VALUES (?, ?)", [str(path), version])
         conn.execute("COMMIT")
+
+
+def _keys_shared(conn: Any) -> bool:
+    """Whether ``shared_keys`` is as the last update left ``keys`` (:func:`_share_keys`)."""
+    state = conn.execute("SELECT value FROM state WHERE name = 'shared_keys'").fetchall()
+    return bool(state) and state[0][0] == "fresh"
 
 
 def _complete(conn: Any) -> bool:
