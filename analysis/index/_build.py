@@ -44,7 +44,7 @@ from analysis.index._rows import TABLES, Rows, empty_rows, keys_of, load_rows, s
 from analysis.ingest import discover_resolved, load
 from analysis.models import LoadResult, ParseIssue
 
-Discovered = tuple[list[tuple[Path, str]], list[ParseIssue], list[str]]
+Discovered = tuple[list[tuple[str, str]], list[ParseIssue], list[str]]
 """What ``discover_resolved`` gives: the files with their display names, the issues of what
 could not be reached, and each file's resolved path."""
 BLOCK = 4096
@@ -122,15 +122,16 @@ def default_index_path() -> Path:
     return Path(user_cache_dir("tsq-workbench")) / "index.duckdb"
 
 
-def stat_key(path: Path) -> str:
+def stat_key(path: str | Path) -> str:
     """What the file system says of a file and its subagent files: sizes, modification and
     change times, inodes. The change time moves with every write (and cannot be set back), so
     an equal key means an unchanged file without reading it."""
     parts = []
-    for file in [path, *subagent_files(path)]:
+    for file in [os.fspath(path), *map(os.fspath, subagent_files(path))]:
         stat = os.stat(file)
         parts.append(
-            f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}"
+            f"{os.path.basename(file)}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:"
+            f"{stat.st_ino}"
         )
     return "|".join(parts)
 
@@ -621,7 +622,7 @@ def _plan(conn: Any, paths: Sequence[str | Path], discovered: Discovered) -> _Pl
     for path, display in now.items():
         known = stored.get(path)
         try:
-            key = stat_key(Path(path))
+            key = stat_key(path)
             same = known is not None and (known[1] == key or known[0] == identity(Path(path)))
         except OSError:
             same, key = False, ""

@@ -146,17 +146,17 @@ class Collection:
 
     @staticmethod
     def _session_rows(reader: IndexReader, scope: list[str], order: dict[str, int]) -> pl.DataFrame:
-        rows = reader.in_scope(
+        frame = reader.in_scope_frame(
             "SELECT x.source_file, x.session_id, x.position, x.format, x.title, x.turns,"
             " x.source, x.first_ask, x.cwd, x.started_at,"
             " count(c.name) FILTER (WHERE NOT c.in_subagent),"
             " count(c.name) FILTER (WHERE c.in_subagent)"
             " FROM sessions x LEFT JOIN calls c USING (source_file, session_id)",
             scope,
+            _ROW_SCHEMA,
             " GROUP BY ALL",
             path_column="x.source_file",
         )
-        frame = pl.DataFrame(rows, schema=_ROW_SCHEMA, orient="row")
         return (
             frame.with_columns(
                 pl.col("source_file").replace_strict(order, return_dtype=pl.Int64).alias("_file"),
@@ -168,14 +168,11 @@ class Collection:
     @staticmethod
     def _findings_rows(reader: IndexReader, scope: list[str]) -> pl.DataFrame:
         names = [name for name in FINDING_SCHEMA if name != "condition"]
-        rows = reader.in_scope(
-            f"SELECT source_file, position, {', '.join(names)} FROM findings", scope
-        )
-        frame = pl.DataFrame(
-            rows,
-            schema={"source_file": pl.String, "position": pl.Int64}
+        frame = reader.in_scope_frame(
+            f"SELECT source_file, position, {', '.join(names)} FROM findings",
+            scope,
+            {"source_file": pl.String, "position": pl.Int64}
             | {name: FINDING_SCHEMA[name] for name in names},
-            orient="row",
         )
         return frame.with_columns(pl.lit(None, pl.String).alias("condition"))
 

@@ -272,7 +272,7 @@ def keys_of(result: LoadResult) -> Iterator[str]:
                 yield f"m:{message.id}"
 
 
-def subagent_files(path: Path) -> list[Path]:
+def subagent_files(path: str | Path) -> list[Path]:
     """The subagent transcripts Claude Code keeps beside a session's file."""
     folder = os.path.join(os.path.splitext(path)[0], "subagents")
     try:

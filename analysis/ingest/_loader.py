@@ -112,24 +112,25 @@ def discover(
     that resolves outside it is an issue, not read.
     """
     files, issues, _ = discover_resolved(paths, root)
-    return files, issues
+    return [(Path(path), display) for path, display in files], issues
 
 
 def discover_resolved(
     paths: Iterable[str | Path], root: str | Path | None = None
-) -> tuple[list[tuple[Path, str]], list[ParseIssue], list[str]]:
-    """:func:`discover`, and each file's resolved path (what the index keys files on)."""
-    found: dict[str, tuple[Path, str]] = {}
+) -> tuple[list[tuple[str, str]], list[ParseIssue], list[str]]:
+    """:func:`discover` with each file's path as a string (no path object made for each of
+    a hundred thousand files), and each file's resolved path (what the index keys files on)."""
+    found: dict[str, tuple[str, str]] = {}
     issues: list[ParseIssue] = []
 
-    def add(path: Path, display: str, resolved: str | None = None) -> None:
+    def add(path: str | Path, display: str, resolved: str | None = None) -> None:
         """``resolved``, when the caller knows it: a file reached through real folders."""
         if resolved is None:
             if root is not None and not inside_root(path, root):
                 issues.append(ParseIssue(file=display, reason=OUTSIDE_REASON))
                 return
-            resolved = str(path.resolve())
-        found.setdefault(resolved, (path, display))
+            resolved = os.path.realpath(path)
+        found.setdefault(resolved, (os.fspath(path), display))
 
     for given in paths:
         path = Path(given).expanduser()
@@ -144,7 +145,7 @@ def discover_resolved(
             for child, link in _walk(path, given, issues):
                 rest = child[within:]
                 display = rest if shown == "." else os.path.join(shown, rest)
-                add(Path(child), display, None if link else os.path.join(real, rest))
+                add(child, display, None if link else os.path.join(real, rest))
         elif path.is_file():
             add(path, str(given))
         else:
