@@ -80,7 +80,7 @@ def test_every_page_speaks_in_words(path, params):
         assert not (cells == "None").any().any(), "a cell reads None"
 
 
-class _Report(HTMLParser):
+class ReportText(HTMLParser):
     """The report's headings and table headings, and its text."""
 
     def __init__(self) -> None:
@@ -117,7 +117,7 @@ def test_the_report_speaks_in_words(folders, tmp_path):
     out = tmp_path / "report.html"
     done = tsq("report", *map(str, folders), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    page = _Report()
+    page = ReportText()
     page.feed(out.read_text())
     assert [h for h in page.headings if SNAKE.search(h)] == []
     text = " ".join(page.text)

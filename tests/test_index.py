@@ -266,5 +266,6 @@ def test_an_index_written_before_shared_keys_were_kept_groups_a_resumed_session(
     read = collection.sessions_of([str(resumed.resolve())])
     ids = {session.session_id for session in read}
     expected = [s for s in analysis.load([spotter_copy]).sessions if s.session_id in ids]
-    assert read and read == expected
+    assert read
+    assert read == expected
     assert any("(resumed session)" in i.reason for s in read for i in s.issues)

@@ -915,3 +915,49 @@ def test_long_cells_fold_and_numbers_read_as_people_write_them():
     assert len(folded["calls"].split("…")[0]) <= LONG_CELL
     assert (short["calls"], short["split_share"], short["steps"]) == ("Read", "—", "2")
     assert (folded["split_share"], folded["steps"]) == ("33.3%", "12,345")
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_a_judged_real_session_and_rollouts_give_a_report_in_words_that_fits_the_page(
+    corpus, tmp_path
+):
+    """The report of a real Claude Code session of 149 steps and real Codex rollouts, every
+    step judged (a rotation of pass, split, fail and no valid vote): its headings and findings
+    in words, its tables within the page (a wide one scrolls in its own box), every chart drawn,
+    offline, in Chromium, and nothing said in the console."""
+    from playwright.sync_api import sync_playwright
+    from test_glossary import SNAKE, ReportText, coded_without_words
+
+    folders = [corpus / "claude-code" / "spotter", corpus / "codex" / "codemie-code"]
+    sessions = analysis.load(folders).sessions
+    assert max(sum(len(t.messages) for t in s.turns) for s in sessions) >= 100
+    judgments = tmp_path / "rotation.judgments.jsonl"
+    judgments.write_text("".join(j.model_dump_json() + "\n" for j in _rotation_judgments(sessions)))
+    out = tmp_path / "report.html"
+    args = ["report", *map(str, folders), "--judgments", str(judgments), "--out", str(out)]
+    done = CliRunner().invoke(cli, args)
+    assert done.exit_code == 0, done.output
+    read = ReportText()
+    read.feed(out.read_text())
+    assert [h for h in read.headings if SNAKE.search(h)] == []
+    assert coded_without_words(" ".join(read.text)) == []
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        problems: list[str] = []
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.goto(out.as_uri(), wait_until="load")
+        charts = page.locator("div.chart")
+        assert charts.count() >= 4
+        page.wait_for_function(
+            "[...document.querySelectorAll('div.chart')]"
+            ".every(el => el.getAttribute('data-rendered') === 'true')",
+            timeout=30_000,
+        )
+        wide = page.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 1300, f"the report scrolls sideways: {wide}px wide"
+        page.screenshot(path=str(Path("/tmp") / "tsq-report-judged-real.png"), full_page=True)
+        browser.close()
+    assert problems == []

@@ -665,6 +665,8 @@ def test_drawn_charts_have_no_colliding_tick_labels_and_whole_counts(claude_code
             "sampled": [True] * 20,
         }
     )
+    versions = ["2.1.38", "2.1.39", "codex 0.125.0", "codex 0.128.0-alpha.1"]
+    tools = [f"mcp__server_{n:02d}__a_long_tool_name" for n in range(20)]
     charts = {
         "step scores": analysis.views.step_scores_chart(
             steps, analysis.views.turn_gaps(session, steps)
@@ -680,11 +682,20 @@ def test_drawn_charts_have_no_colliding_tick_labels_and_whole_counts(claude_code
         "two versions": trend_chart(
             weeks.head(2).with_columns(pl.Series("version", ["2.1.39", None])), "version"
         ),
+        # two agents' versions, as a report of Claude Code sessions and Codex rollouts has them
+        "four versions": trend_chart(
+            weeks.head(4).with_columns(pl.Series("version", versions)), "version"
+        ),
+        "twenty tools": trend_chart(weeks.with_columns(pl.Series("tool", tools)), "tool"),
     }
+    groups = {"four versions": versions, "twenty tools": tools}
     for name, chart in charts.items():
         svg = analysis.views.chart_to_svg(chart)
         axes = _label_boxes(svg)
         assert axes, name
+        shown = set(re.findall(r'opacity="1">([^<]*)</text>', svg))  # Vega hides with 0
+        for group in groups.get(name, []):  # none left out to make room
+            assert group in shown, f"{name}: {group} has no label"
         for boxes in axes:
             assert not _overlapping(boxes), f"{name}: tick labels collide"
         assert not _slanted_too_close(svg), f"{name}: slanted tick labels collide"

@@ -520,6 +520,9 @@ NO_VALUE = "—"
 charts as in the report's tables."""
 MIN_CHART_WIDTH, GROUP_WIDTH, MAX_CHART_WIDTH = 260, 80, 900
 """A trend chart's width in pixels: each group's share, within these bounds."""
+SLANTED_CHARACTER_WIDTH = 6
+"""Pixels a character of a tick label slanted at 30 degrees takes across: groups are spaced
+at least this times their longest label, so that no label is left out."""
 
 
 def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
@@ -529,15 +532,17 @@ def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
     frame = frame.drop_nulls("tsq").with_columns(pl.col(by).cast(pl.String).fill_null(NO_VALUE))
     data = frame.to_pandas()
     title = "mean TSQ of judged steps, 95% interval"
+    flat = by == "week" and len(data) <= FLAT_WEEKS
+    longest = max((len(label) for label in frame[by]), default=0)
+    spacing = GROUP_WIDTH if flat else max(GROUP_WIDTH, SLANTED_CHARACTER_WIDTH * longest)
+    # Every group keeps its label: slanted where the groups fit the page at that spacing,
+    # upright (a line of text apart) where they do not.
+    angle = 0 if flat else -30 if spacing * len(data) <= MAX_CHART_WIDTH else -90
     x = alt.X(
         f"{by}:O" if by == "week" else f"{by}:N",
         title="week (from Monday)" if by == "week" else by,
         sort=None,
-        axis=alt.Axis(
-            labelLimit=220,
-            labelAngle=0 if by == "week" and len(data) <= FLAT_WEEKS else -30,
-            labelOverlap=True,  # where labels would still collide, some are left out
-        ),
+        axis=alt.Axis(labelLimit=220, labelAngle=angle, labelOverlap=True),
     )
     scale = alt.Scale(domain=[0, 1])
     base = alt.Chart(data).encode(x=x)
@@ -559,7 +564,7 @@ def trend_chart(frame: pl.DataFrame, by: Dimension = "week") -> alt.LayerChart:
         title=alt.TitleParams(f"TSQ by {by}", anchor="start"),
         height=320,
         # wide enough for each group's label, however few the groups; at most a page's width
-        width=min(max(MIN_CHART_WIDTH, GROUP_WIDTH * len(data)), MAX_CHART_WIDTH),
+        width=min(max(MIN_CHART_WIDTH, spacing * len(data)), MAX_CHART_WIDTH),
         padding={"top": 12},
     )
     return chart
