@@ -17,7 +17,7 @@ Playwright): on a small machine they compete with the server, so the figures are
 bound of what visitors elsewhere would see.
 
     python benchmarks/bench_serving.py [--sessions 10000] [--keep DIR] [--visitors 4 8]
-        [--seconds 180] [--screenshots DIR]
+        [--seconds 180] [--think SECONDS] [--screenshots DIR]
 """
 
 from __future__ import annotations
@@ -89,10 +89,12 @@ def visitor(
     seconds: float,
     out: Any,
     screenshots: str | None = None,
+    think: float = 0.0,
 ) -> None:
     """One visitor's loop in a process of its own, in a context of its own of the one Chromium
     at ``browser_address`` (its DevTools address); puts its (page, seconds or None) pairs, the
-    labels it saved and the CPU seconds it used (its Playwright driver included) on ``out``."""
+    labels it saved and the CPU seconds it used (its Playwright driver included) on ``out``.
+    After each page it reads it for ``think`` seconds (none by default)."""
     from playwright.sync_api import sync_playwright
 
     source = f"source=folder&folder={urllib.parse.quote(folder)}"
@@ -118,6 +120,7 @@ def visitor(
                 timings.append((name, None))
             if screenshots and number == 0 and len(timings) <= len(PAGES):
                 page.screenshot(path=str(Path(screenshots) / f"{len(timings)}-{name}.png"))
+            time.sleep(think)
 
         def search(words: str) -> None:
             box = page.get_by_label("Find sessions")
@@ -223,6 +226,7 @@ def run(
     sessions: list[str],
     seconds: float,
     screenshots: Path | None = None,
+    think: float = 0.0,
 ) -> dict[str, Any]:
     """Serve the app, send ``count`` visitors for ``seconds`` seconds, and measure."""
     data = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-data-"))
@@ -263,6 +267,7 @@ def run(
                         seconds,
                         results,
                         screenshots and str(screenshots),
+                        think,
                     ),
                 )
                 for n in range(count)
@@ -294,6 +299,7 @@ def run(
                 visits[name].append(took)
     return {
         "visitors": count,
+        "think": think,
         "visits": visits,
         "failed": failed,
         "peak_gb": peak / 1024**3,
@@ -330,7 +336,8 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def report(figures: dict[str, Any]) -> None:
-    print(f"\n{figures['visitors']} visitors")
+    reading = f", each reading a page {figures['think']:g} s" if figures["think"] else ""
+    print(f"\n{figures['visitors']} visitors{reading}")
     print(f"{'page':10} {'visits':>7} {'failed':>7} {'median s':>9} {'p95 s':>7}")
     for name in PAGES:
         took = figures["visits"][name]
@@ -359,6 +366,12 @@ def main() -> None:
     parser.add_argument("--visitors", type=int, nargs="+", default=[4, 8])
     parser.add_argument("--seconds", type=float, default=180.0)
     parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds a visitor reads each page before the next (none: one page after another)",
+    )
+    parser.add_argument(
         "--screenshots", type=Path, help="keep the first visitor's first round of pages here"
     )
     args = parser.parse_args()
@@ -380,7 +393,9 @@ def main() -> None:
     for count in args.visitors:
         if args.screenshots:
             args.screenshots.mkdir(parents=True, exist_ok=True)
-        report(run(count, root, folder, cache, sessions, args.seconds, args.screenshots))
+        report(
+            run(count, root, folder, cache, sessions, args.seconds, args.screenshots, args.think)
+        )
     print(f"\ngoal: no error, no lost label, p95 ≤ {GOALS['p95 seconds with 4 visitors']:.0f} s")
 
 
