@@ -264,7 +264,7 @@ def with_people(steps: pl.DataFrame, labels: Sequence[StepLabel]) -> pl.DataFram
     people = pl.DataFrame(majority, schema={**key_types, "people": pl.String}, orient="row").unique(
         STEP_KEYS, keep="last"
     )
-    return steps.join(people, on=STEP_KEYS, how="left", nulls_equal=True)
+    return steps.join(people, on=STEP_KEYS, how="left", nulls_equal=True, maintain_order="left")
 
 
 def _names_a_step(item: str) -> bool:
