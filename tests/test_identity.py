@@ -217,6 +217,8 @@ def test_served_to_anyone_a_label_is_saved_as_anonymous(monkeypatch, tmp_path):
     assert [s.value for s in at.success] == [
         "Saved: anonymous labelled this step's tool choice correct."
     ]
+    said = [plain(c.value) for c in at.caption if plain(c.value).startswith("Labels of this step")]
+    assert said == [f"Labels of this step ({RICH}:3:0)"]  # not where the server keeps them
 
 
 def test_locally_the_name_is_typed_as_before():

@@ -22,6 +22,7 @@ from workbench._source import (
     remember,
     remembered,
     saving_as,
+    serving,
     visitor,
 )
 from workbench._state import Kept, Key
@@ -248,7 +249,9 @@ def step_label_panel(item_id: str, store_path: Path) -> None:
     )
     labels = _labels_of(store_path, item_id)
     if labels:
-        st.caption(f"Labels of this step ({inert(item_id)}), saved in {inert(str(store.path))}")
+        # Served, the server's folders are none of a visitor's business.
+        where = "" if serving().served else f", saved in {inert(str(store.path))}"
+        st.caption(f"Labels of this step ({inert(item_id)}){where}")
         st.dataframe(
             [
                 {
