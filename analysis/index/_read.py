@@ -187,10 +187,8 @@ class IndexReader:
     ) -> list[tuple[Any, ...]]:
         """``query`` over the rows of the files in ``scope`` (resolved paths, a temporary
         table ``scope`` that ``tail`` may name too)."""
-        where = f" WHERE {path_column} IN (SELECT path FROM scope)"
         with self.guarded():
-            with_scope(self.conn, scope)
-            return list(self.conn.execute(query + where + tail).fetchall())
+            return list(self.conn.execute(self._scoped(query, scope, tail, path_column)).fetchall())
 
     def in_scope_frame(
         self,
@@ -204,13 +202,23 @@ class IndexReader:
         through Arrow: no Python value is made for each of a hundred thousand rows."""
         import polars as pl
 
-        where = f" WHERE {path_column} IN (SELECT path FROM scope)"
         with self.guarded():
-            with_scope(self.conn, scope)
-            table = self.conn.sql(query + where + tail).to_arrow_table()
-        frame = pl.from_arrow(table)
-        assert isinstance(frame, pl.DataFrame)
+            frame = arrow_frame(self.conn, self._scoped(query, scope, tail, path_column))
         return frame.rename(dict(zip(frame.columns, schema, strict=True))).cast(pl.Schema(schema))
+
+    def _scoped(self, query: str, scope: list[str], tail: str, path_column: str) -> str:
+        """``query`` limited to the files of ``scope``, made the temporary table ``scope``."""
+        with_scope(self.conn, scope)
+        return f"{query} WHERE {path_column} IN (SELECT path FROM scope){tail}"
+
+
+def arrow_frame(conn: Any, query: str) -> pl.DataFrame:
+    """What ``query`` gives on ``conn``, as a polars table read through Arrow."""
+    import polars as pl
+
+    frame = pl.from_arrow(conn.sql(query).to_arrow_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame
 
 
 def scorer_judgments_in_scope(

@@ -30,7 +30,7 @@ import polars as pl
 from pydantic import BaseModel
 
 from analysis.index._build import shared_groups
-from analysis.index._read import IndexReader
+from analysis.index._read import IndexReader, arrow_frame
 from analysis.index._rows import TABLES, load_rows
 from analysis.index._trends import STEP_COLUMNS, Dimension, by_group
 from analysis.ingest import discover, load
@@ -168,14 +168,12 @@ def candidate_steps(reader: Any, selection: str, subagents: bool, seed: int) -> 
     keeps, in the order the direct path renders them, each with its dimensions and (from an
     index) the figures the estimate needs."""
     main_agent = "" if subagents else " AND s.parent_call_id IS NULL"
-    frame = pl.from_arrow(
-        reader.conn.sql(
-            f"SELECT c.*, scope.file_order FROM ({CANDIDATES}{main_agent}) c "
-            "JOIN scope ON scope.path = c.source_file "
-            "ORDER BY scope.file_order, c.session_position, c.position"
-        ).to_arrow_table()
+    frame = arrow_frame(
+        reader.conn,
+        f"SELECT c.*, scope.file_order FROM ({CANDIDATES}{main_agent}) c "
+        "JOIN scope ON scope.path = c.source_file "
+        "ORDER BY scope.file_order, c.session_position, c.position",
     )
-    assert isinstance(frame, pl.DataFrame)
     if selection == "all":
         return frame
     kept = []

@@ -32,7 +32,7 @@ from analysis._intervals import (
 )
 from analysis._scores import judge_name, majority_label, rater_in_words, sessions_judges
 from analysis.index._build import with_scope
-from analysis.index._read import IndexReader, LoadedTables, ParquetTables
+from analysis.index._read import IndexReader, LoadedTables, ParquetTables, arrow_frame
 from analysis.index._rows import SCORER_OWN
 from analysis.judge import merge_judgments
 from analysis.models import (
@@ -91,9 +91,7 @@ LABEL_FIELDS = ("item_id", "labeller", "value", "reason", "labelled_at")
 
 
 def _frame(reader: IndexReader | ParquetTables | LoadedTables, query: str) -> pl.DataFrame:
-    frame = pl.from_arrow(reader.conn.sql(query).to_arrow_table())
-    assert isinstance(frame, pl.DataFrame)
-    return frame
+    return arrow_frame(reader.conn, query)
 
 
 def _judgment_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
