@@ -396,6 +396,47 @@ def test_back_from_a_step_picked_in_the_steps_table_shows_the_view_before(
         browser.close()
 
 
+def test_a_row_that_opens_another_page_is_one_entry_of_history(server, screenshots, chromium):
+    """Overview, a row to its Session, a row of its turns to the Turn page: each opening is
+    one entry of the browser's history (Streamlit pushes two), so each Back shows the page
+    before on the first press, and Forward comes back the same way."""
+
+    def click_first_row() -> None:
+        box = page.get_by_test_id("stDataFrame").first.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # the first row's checkbox cell
+
+    with browser_sessions(chromium) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{server}/", wait_until="networkidle")
+        page.get_by_role("heading", name="Sessions").wait_for(timeout=30_000)
+        page_has_run(page)
+        start, overview = page.evaluate("history.length"), page.url
+        click_first_row()
+        page.get_by_role("heading", name="Session", exact=True).wait_for(timeout=30_000)
+        page_has_run(page)
+        session = page.url
+        assert page.evaluate("history.length") - start == 1, "a row opened: one entry"
+        click_first_row()
+        page.get_by_role("heading", name="Turn", exact=True).wait_for(timeout=30_000)
+        page_has_run(page)
+        turn = page.url
+        assert page.evaluate("history.length") - start == 2, "another row opened: one entry"
+
+        for move, url, heading in (
+            (page.go_back, session, "Session"),
+            (page.go_back, overview, "Sessions"),
+            (page.go_forward, session, "Session"),
+            (page.go_forward, turn, "Turn"),
+        ):
+            move()
+            page_has_run(page)
+            assert page.url == url
+            assert page.locator("h1").first.inner_text() == heading
+        page.screenshot(path=str(screenshots / "forward-to-the-turn.png"))
+        browser.close()
+
+
 def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots, chromium):
     """``?step=60`` of a real turn of 151 responses: the steps table opens scrolled to that
     row, selected (Streamlit's tables do not scroll to a selection by themselves)."""

@@ -63,8 +63,36 @@ def page_frame(name: str) -> None:
     with st.sidebar.container(key="workbench_navigation"):
         for page in PAGES.values():  # the data source and the place go along: one entry a click
             st.page_link(page.path, label=page.title, query_params=carried)
+        st.html(ONE_ENTRY_A_SWITCH, unsafe_allow_javascript=True, width="content")
     visitor_panel()
     st.sidebar.divider()
+
+
+ONE_ENTRY_A_SWITCH = """<script>
+(() => {
+  if (window.tsqOneEntryASwitch) return;
+  window.tsqOneEntryASwitch = true;
+  const push = history.pushState.bind(history);
+  let queryChanged = null;
+  const forget = () => { queryChanged = null; };
+  for (const event of ["pointerdown", "keydown", "popstate"]) addEventListener(event, forget, true);
+  history.pushState = (state, unused, url) => {
+    const target = new URL(url, location.href);
+    const sameSearch = target.search === location.search;
+    if (queryChanged === location.href && sameSearch && target.pathname !== location.pathname) {
+      queryChanged = null;
+      history.replaceState(state, unused, url);
+      return;
+    }
+    push(state, unused, url);
+    queryChanged = target.pathname === location.pathname ? location.href : null;
+  };
+})();
+</script>"""
+"""Another page opened from a page's own action (``st.switch_page`` with query parameters)
+is one entry of the browser's history, so that one Back returns to the page before. Streamlit
+pushes two: the page one was on with the new query, then the new page with it. Without a
+click or a key pressed between them, the second entry takes the place of the first."""
 
 
 def open_page(page: str, **params: str | int) -> None:
