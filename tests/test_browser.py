@@ -465,3 +465,70 @@ def test_a_link_to_a_step_scrolls_its_row_into_view(server, screenshots, chromiu
         assert row_top + 35 < top + height, (top, height)
         table.screenshot(path=str(screenshots / "linked-step-row.png"))
         browser.close()
+
+
+CUT_IN_A_TABLE = """async (table) => {
+  await document.fonts.ready;
+  const canvas = table.querySelector('canvas');
+  if (!canvas) return [];  // not drawn: in a closed expander
+  const fiberKey = Object.keys(canvas).find(key => key.startsWith('__reactFiber'));
+  const isGrid = (props) => props && Array.isArray(props.columns)
+    && typeof props.getCellContent === 'function'
+    && props.columns.every(column => typeof column.width === 'number');
+  let fiber = canvas[fiberKey];
+  while (fiber && !isGrid(fiber.memoizedProps)) fiber = fiber.return;
+  if (!fiber) return ['the grid drawing this table was not found'];
+  const {columns, getCellContent, rows} = fiber.memoizedProps;
+  const style = getComputedStyle(table.querySelector('.stDataFrameGlideDataEditor'));
+  const family = style.getPropertyValue('--gdg-font-family').trim();
+  const padding = parseFloat(style.getPropertyValue('--gdg-cell-horizontal-padding'));
+  const context = document.createElement('canvas').getContext('2d');
+  const needs = (text, fontStyle) => {
+    context.font = `${style.getPropertyValue(fontStyle).trim()} ${family}`;
+    return context.measureText(text).width + 2 * padding;
+  };
+  const number = /^[-\\u2212+]?[\\d.,]+%?$|^—$/;
+  const cut = [];
+  columns.forEach((column, index) => {
+    if (!column.title) return;  // the selection's checkboxes
+    if (needs(column.title, '--gdg-header-font-style') > column.width + 0.5)
+      cut.push(`heading "${column.title}" in ${column.width} px`);
+    for (let row = 0; row < Math.min(rows, 300); row++) {
+      const text = String(getCellContent([index, row]).displayData ?? '');
+      if (number.test(text) && needs(text, '--gdg-base-font-style') > column.width + 0.5)
+        cut.push(`"${text}" of "${column.title}" in ${column.width} px`);
+    }
+  });
+  return cut;
+}"""
+"""What a table cuts: each heading, and each number (or "—") of its first 300 rows, measured
+with the grid's own font and padding against the width the grid gave its column. Tables are
+drawn on a canvas, so the widths and the cells' text come from the grid's own properties."""
+
+
+def test_no_table_cuts_a_heading_or_a_number(server, chromium):
+    """Every table of every page, on the bundled samples and on a real Claude Code folder:
+    each heading whole, and no number cut so that it reads as another ("1." for "1.00")."""
+    from urllib.parse import quote
+
+    paths = ["", f"session?session={RICH}", f"turn?session={RICH}&turn=3", "trends", "catalog"]
+    paths += ["?source=alignment", "session?source=alignment", "agreement?source=alignment"]
+    folder = CORPUS / "claude-code" / "spotter"
+    if folder.is_dir():
+        real = f"source=folder&folder={quote(str(folder))}"
+        paths += [f"?{real}", f"session?{real}", f"turn?{real}&turn=0"]
+    cut: dict[str, list[str]] = {}
+    tables = 0
+    with browser_sessions(chromium) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        for path in paths:
+            page.goto(f"{server}/{path}", wait_until="networkidle")
+            page.locator("h1").first.wait_for(timeout=60_000)
+            page_has_run(page)
+            for table in page.get_by_test_id("stDataFrame").all():
+                tables += 1
+                if found := table.evaluate(CUT_IN_A_TABLE):
+                    cut[path] = cut.get(path, []) + found
+        browser.close()
+    assert tables >= len(paths), "every page walked shows a table"
+    assert cut == {}
