@@ -176,7 +176,23 @@ def label_this_step() -> None:
         )
 
 
+
+
+@st.fragment
+def calls_of_this_step() -> None:
+    """The step's calls and their results, drawn only while their expander is open (a
+    browser spends a good part of a page's drawing on them); open, it stays open from step to
+    step."""
+    calls = st.expander(
+        f"This step's calls and their results ({len(step.message.tool_calls)})",
+        key="step_calls",
+        on_change="rerun",
+    )
+    if calls.open:
+        with calls:
+            for call in step.message.tool_calls:
+                call_panel(call)
+
+
 label_this_step()
-with st.expander(f"This step's calls and their results ({len(step.message.tool_calls)})"):
-    for call in step.message.tool_calls:
-        call_panel(call)
+calls_of_this_step()

@@ -6,6 +6,7 @@ import json
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import pandas as pd
@@ -148,6 +149,26 @@ def test_turn_page_shows_votes_side_by_side_and_why():
     assert at.metric[0].value == "0.67"
 
 
+def test_a_steps_calls_are_drawn_only_while_their_expander_is_open():
+    """Closed, the step's calls and results cost the page nothing; opened, they are drawn,
+    and they stay open on the next step."""
+
+    def calls(at: AppTest) -> Any:
+        (expander,) = [e for e in at.expander if e.label.startswith("This step's calls")]
+        return expander
+
+    at = page("pages/turn.py", session=RICH, turn="3")
+    assert not at.exception
+    assert len(calls(at).code) == 0
+    at.session_state["step_calls"] = True
+    at.run()
+    opened = [c.value for c in calls(at).code]
+    assert any('"file_path": "tests/payments/test_webhooks.py"' in c for c in opened), opened
+    at.query_params["step"] = "0"
+    at.run()
+    assert len(calls(at).code) > 0
+
+
 def judged_menu(at: AppTest) -> pd.DataFrame:
     (menu,) = [
         d.value
@@ -194,10 +215,10 @@ def test_a_link_opens_one_step_with_its_input_and_votes():
     steps = at.dataframe[0].value
     assert steps["step_index"].tolist() == [0, 1]
     assert [list(tools) for tools in steps["tools"]] == [["Grep", "Glob"], ["Read"]]
-    codes = [c.value for c in at.code]
-    assert any(c.startswith("[step 0]") and "Grep(" in c for c in codes)  # the turn so far
-    assert any(c.startswith('Read(file_path="') for c in codes)  # the output it judged
-    assert not any(c.startswith("Grep(") for c in codes)  # not the whole turn's output
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("[step 0]") and "Grep(" in t for t in texts)  # the turn so far
+    assert any(t.startswith('Read(file_path="') for t in texts)  # the output it judged
+    assert not any(t.startswith("Grep(") for t in texts)  # not the whole turn's output
     assert "3 of 3 judges said correct." in [t.value for t in at.text]
     assert verdicts(at) == ["**Judge 1: correct**", "**Judge 2: correct**", "**Judge 3: correct**"]
     assert param(at, "step") == "1"
@@ -229,8 +250,7 @@ def test_a_subagent_step_opens_by_its_call():
     assert plain(at.subheader[1].value) == "Step 1, in the subagent spawned by call toolu_t1"
     texts = [t.value for t in at.text]
     assert any(t.startswith("(a subagent, spawned by Task(") for t in texts)
-    codes = [c.value for c in at.code]
-    assert 'Read(file_path="tests/payments/test_webhooks.py")' in codes
+    assert 'Read(file_path="tests/payments/test_webhooks.py")' in texts
     assert at.info[0].value.startswith(
         "Not judged under the full condition. Judging this step with claude-sonnet-4-5: "
         "1 step x 3 votes = 3 requests, about "

@@ -37,7 +37,15 @@ def transcript_text(text: str) -> None:
     if _scroll_height(text) == "content":
         st.text(text)
     else:
-        st.code(text, language=None, wrap_lines=True, height=_scroll_height(text))
+        text_box(text)
+
+
+def text_box(text: str) -> None:
+    """Plain text, wrapped, in a box of its own that scrolls when it is long. Not ``st.code``:
+    its highlighter costs the browser about a tenth of a second a block even for plain text,
+    a fifth of drawing a Turn page."""
+    with st.container(height=_scroll_height(text)):
+        st.text(text)
 
 
 def call_panel(call: analysis.ToolCall) -> None:
@@ -52,7 +60,7 @@ def call_panel(call: analysis.ToolCall) -> None:
     if view.kind == "json":
         st.code(view.text, language="json", wrap_lines=True, height=_scroll_height(view.text))
     elif view.kind == "text" and view.text:
-        st.code(view.text, language=None, wrap_lines=True, height=_scroll_height(view.text))
+        text_box(view.text)
 
 
 def _judged_input(
@@ -187,10 +195,10 @@ def _input_parts(rendered: JudgeInput, called: list[str]) -> None:
         transcript_text(rendered.prior_context or f"(none: {none})")
     st.caption(f"{run.capitalize()} so far, as the judge read it (earlier steps, oldest first)")
     trajectory = rendered.trajectory or f"(none: this is the first step of {run})"
-    st.code(trajectory, language=None, wrap_lines=True, height=_scroll_height(trajectory))
+    text_box(trajectory)
     st.caption("The output it judged, with the calls")
     output = rendered.output or "(no output)"
-    st.code(output, language=None, wrap_lines=True, height=_scroll_height(output))
+    text_box(output)
     said = f"cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "nothing was cut."
     if rendered.step_chars is not None:
         said = f"Within a step budget of {rendered.step_chars:,} characters, {said}"
