@@ -176,23 +176,19 @@ def label_this_step() -> None:
         )
 
 
-
-
 @st.fragment
-def calls_of_this_step() -> None:
-    """The step's calls and their results, drawn only while their expander is open (a
+def calls_of_this_step(calls: list[analysis.ToolCall]) -> None:
+    """The step's ``calls`` and their results, drawn only while their expander is open (a
     browser spends a good part of a page's drawing on them); open, it stays open from step to
     step."""
-    calls = st.expander(
-        f"This step's calls and their results ({len(step.message.tool_calls)})",
-        key="step_calls",
-        on_change="rerun",
+    shown = st.expander(
+        f"This step's calls and their results ({len(calls)})", key="step_calls", on_change="rerun"
     )
-    if calls.open:
-        with calls:
-            for call in step.message.tool_calls:
+    if shown.open:
+        with shown:
+            for call in calls:
                 call_panel(call)
 
 
 label_this_step()
-calls_of_this_step()
+calls_of_this_step(step.message.tool_calls)
