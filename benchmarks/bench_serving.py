@@ -6,10 +6,13 @@ under a data root, builds the index the app opens, and serves the app as a team 
 sends its own identity header). Then, for each count in ``--visitors`` (4, then 8), that many
 visitors, each in a context of its own of one Chromium (Playwright, a process per visitor),
 repeat for ``--seconds`` seconds: the Overview, a search on it, a Session, a Turn, the Trends
-page, and a label saved on a step of the Turn page.
+page, and a label saved on a step of the Turn page. A visitor loads the Overview once and
+clicks on as a person does (a search result's row, a turn's row, the navigation's links);
+``--reload`` loads every page from its address instead, a whole page load each.
 
 Prints, per page, the time to a finished render (its title drawn, no skeleton left, its script
-run to the end; median and 95th percentile over every visit), the server's peak memory (its
+run to the end; median and 95th percentile over every visit; a visitor's first page, its
+browser loading the app, on a line of its own), the server's peak memory (its
 process tree), errors (tracebacks and "database is locked" in the server's log, failed visits),
 labels saved against labels in the store afterwards (none may be lost), and the share of the
 machine's CPU the visitors used themselves (the browser with its renderers, and each visitor's
@@ -17,7 +20,7 @@ Playwright): on a small machine they compete with the server, so the figures are
 bound of what visitors elsewhere would see.
 
     python benchmarks/bench_serving.py [--sessions 10000] [--keep DIR] [--visitors 4 8]
-        [--seconds 180] [--think SECONDS] [--screenshots DIR]
+        [--seconds 180] [--think SECONDS] [--reload] [--screenshots DIR]
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ from streamlit_server import streamlit_server  # noqa: E402
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"]
 IDENTITY_HEADER = "X-Forwarded-Email"
-PAGES = ("overview", "search", "session", "turn", "trends", "label")
+PAGES = ("first load", "overview", "search", "session", "turn", "trends", "label")
+"""What is timed: a visitor's first page (its browser loading the app: the Overview), then, round
+after round, the Overview, a search, a Session, a Turn, Trends and a label saved."""
 GOALS = {"p95 seconds with 4 visitors": 5.0, "server peak GB": 2.0}
 IDLE = (
     "document.querySelector('[data-testid=\"stMain\"] h1')"
@@ -80,6 +85,106 @@ def session_ids(folder: Path, count: int) -> list[str]:
     return found
 
 
+class Visitor:
+    """One visitor's pages in a browser context of their own, each timed to its finished
+    render: by clicking through the workbench as a person does, or by loading each page from
+    its address."""
+
+    def __init__(
+        self, page: Any, number: int, url: str, source: str, sessions: list[str], think: float
+    ) -> None:
+        self.page, self.number, self.url, self.source = page, number, url, source
+        self.sessions, self.think = sessions, think
+        self.timings: list[tuple[str, float | None]] = []
+        self.screenshots: Path | None = None
+
+    def timed(self, name: str, action: Any) -> None:
+        started = time.monotonic()
+        try:
+            action()
+            self.page.wait_for_function(IDLE, timeout=60_000)
+            if "Traceback" in self.page.inner_text("body"):
+                raise RuntimeError("a traceback on the page")
+            self.timings.append((name, time.monotonic() - started))
+        except Exception:  # a failed visit is counted, not fatal
+            self.timings.append((name, None))
+        if self.screenshots and len(self.timings) < len(PAGES):
+            self.page.screenshot(path=str(self.screenshots / f"{len(self.timings)}-{name}.png"))
+        time.sleep(self.think)
+
+    def opened(self, title: str, act: Any) -> Any:
+        """``act``, then until the page titled ``title`` has replaced the one shown."""
+
+        def open_it() -> None:
+            act()
+            self.page.wait_for_function(
+                "document.querySelector('[data-testid=\"stMain\"] h1')?.innerText"
+                f" === {json.dumps(title)}",
+                timeout=60_000,
+            )
+
+        return open_it
+
+    def link(self, title: str) -> None:
+        navigation = self.page.locator(".st-key-workbench_navigation")
+        navigation.get_by_text(title, exact=True).click()
+
+    def row(self, number: int) -> None:
+        table = self.page.get_by_test_id("stDataFrame").first
+        table.scroll_into_view_if_needed()
+        box = table.bounding_box()
+        assert box is not None
+        self.page.mouse.click(box["x"] + 15, box["y"] + 35 * (number + 1) + 17)  # its checkbox
+
+    def search(self, words: str) -> None:
+        box = self.page.get_by_label("Find sessions")
+        box.fill(words)
+        box.press("Enter")
+        self.page.wait_for_timeout(250)  # the rerun starts (counted in the page's time)
+
+    def label(self, open_turn: Any, reason: str) -> None:
+        open_turn()
+        self.page.wait_for_function(IDLE, timeout=60_000)
+        self.page.get_by_text("correct", exact=True).first.click()
+        self.page.get_by_label("Reason").fill(reason)
+        self.page.get_by_role("button", name="Save label").click()
+        self.page.get_by_text("Saved:").first.wait_for(timeout=60_000)
+
+    def clicking(self, round_: int) -> None:
+        """A round as a person goes: the Overview loaded once, then the navigation's links, a
+        search result's row and a turn's row."""
+        if round_ == 0:
+            home = partial(self.page.goto, f"{self.url}/?{self.source}")
+        else:
+            home = partial(self.link, "Overview")
+        self.timed("first load" if round_ == 0 else "overview", self.opened("Sessions", home))
+        self.timed("search", partial(self.search, self._words(round_)))
+        self.timed("session", self.opened("Session", partial(self.row, (self.number + round_) % 8)))
+        self.timed("turn", self.opened("Turn", partial(self.row, 0)))
+        self.timed("trends", self.opened("Trends", partial(self.link, "Trends")))
+        turn = self.opened("Turn", partial(self.link, "Turn"))
+        self.timed("label", partial(self.label, turn, self._reason(round_)))
+
+    def loading(self, round_: int, session: str) -> None:
+        """A round of pages each loaded from its address, a whole page load each."""
+        place = f"{self.source}&session={urllib.parse.quote(session)}"
+        step = partial(self.page.goto, f"{self.url}/turn?{place}&turn=0&step=0")
+        overview = "first load" if round_ == 0 else "overview"
+        self.timed(overview, partial(self.page.goto, f"{self.url}/?{self.source}"))
+        self.timed("search", partial(self.search, self._words(round_)))
+        self.timed("session", partial(self.page.goto, f"{self.url}/session?{place}"))
+        self.timed("turn", step)
+        self.timed("trends", partial(self.page.goto, f"{self.url}/trends?{self.source}"))
+        self.timed("label", partial(self.label, step, self._reason(round_)))
+
+    def _words(self, round_: int) -> str:
+        """A search with results: the start of a session's id, which its copies share."""
+        return self.sessions[(self.number * 7 + round_) % len(self.sessions)][:8]
+
+    def _reason(self, round_: int) -> str:
+        return f"bench visitor {self.number} round {round_}"
+
+
 def visitor(
     number: int,
     url: str,
@@ -90,15 +195,16 @@ def visitor(
     out: Any,
     screenshots: str | None = None,
     think: float = 0.0,
+    reload: bool = False,
 ) -> None:
     """One visitor's loop in a process of its own, in a context of its own of the one Chromium
     at ``browser_address`` (its DevTools address); puts its (page, seconds or None) pairs, the
     labels it saved and the CPU seconds it used (its Playwright driver included) on ``out``.
-    After each page it reads it for ``think`` seconds (none by default)."""
+    After each page it reads it for ``think`` seconds (none by default). It loads the Overview
+    once and clicks its way on as a person does, or, with ``reload``, loads every page from
+    its address."""
     from playwright.sync_api import sync_playwright
 
-    source = f"source=folder&folder={urllib.parse.quote(folder)}"
-    timings: list[tuple[str, float | None]] = []
     saved = 0
     with sync_playwright() as playwright:
         browser = playwright.chromium.connect_over_cdp(browser_address)
@@ -106,54 +212,23 @@ def visitor(
             viewport={"width": 1400, "height": 900},
             extra_http_headers={IDENTITY_HEADER: f"visitor{number}@example.com"},
         )
-        page = context.new_page()
-
-        def timed(name: str, action: Any) -> None:
-            started = time.monotonic()
-            try:
-                action()
-                page.wait_for_function(IDLE, timeout=60_000)
-                if "Traceback" in page.inner_text("body"):
-                    raise RuntimeError("a traceback on the page")
-                timings.append((name, time.monotonic() - started))
-            except Exception:  # a failed visit is counted, not fatal
-                timings.append((name, None))
-            if screenshots and number == 0 and len(timings) <= len(PAGES):
-                page.screenshot(path=str(Path(screenshots) / f"{len(timings)}-{name}.png"))
-            time.sleep(think)
-
-        def search(words: str) -> None:
-            box = page.get_by_label("Find sessions")
-            box.fill(words)
-            box.press("Enter")
-            page.wait_for_timeout(250)  # the rerun starts (counted in the page's time)
-
-        def label(address: str, reason: str) -> None:
-            page.goto(address)
-            page.wait_for_function(IDLE, timeout=60_000)
-            page.get_by_text("correct", exact=True).first.click()
-            page.get_by_label("Reason").fill(reason)
-            page.get_by_role("button", name="Save label").click()
-            page.get_by_text("Saved:").first.wait_for(timeout=60_000)
-
+        source = f"source=folder&folder={urllib.parse.quote(folder)}"
+        visit = Visitor(context.new_page(), number, url, source, sessions, think)
+        if screenshots and number == 0:
+            visit.screenshots = Path(screenshots)
         deadline = time.monotonic() + seconds
         round_ = 0
         while time.monotonic() < deadline:
-            session = sessions[(number * 997 + round_) % len(sessions)]
-            place = f"{source}&session={urllib.parse.quote(session)}"
-            step = f"{url}/turn?{place}&turn=0&step=0"
-            timed("overview", partial(page.goto, f"{url}/?{source}"))
-            timed("search", partial(search, f"project-{round_ % 40:02d}"))
-            timed("session", partial(page.goto, f"{url}/session?{place}"))
-            timed("turn", partial(page.goto, step))
-            timed("trends", partial(page.goto, f"{url}/trends?{source}"))
-            timed("label", partial(label, step, f"bench visitor {number} round {round_}"))
-            saved += timings[-1][1] is not None
+            if reload:
+                visit.loading(round_, sessions[(number * 997 + round_) % len(sessions)])
+            else:
+                visit.clicking(round_)
+            saved += visit.timings[-1][1] is not None
             round_ += 1
         used = _cpu_seconds(psutil.Process())
         context.close()
         browser.close()  # connected over CDP: disconnects, the browser stays up
-    out.put((timings, saved, used))
+    out.put((visit.timings, saved, used))
 
 
 @contextmanager
@@ -227,6 +302,7 @@ def run(
     seconds: float,
     screenshots: Path | None = None,
     think: float = 0.0,
+    reload: bool = False,
 ) -> dict[str, Any]:
     """Serve the app, send ``count`` visitors for ``seconds`` seconds, and measure."""
     data = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-data-"))
@@ -268,6 +344,7 @@ def run(
                         results,
                         screenshots and str(screenshots),
                         think,
+                        reload,
                     ),
                 )
                 for n in range(count)
@@ -300,6 +377,7 @@ def run(
     return {
         "visitors": count,
         "think": think,
+        "reload": reload,
         "visits": visits,
         "failed": failed,
         "peak_gb": peak / 1024**3,
@@ -337,13 +415,14 @@ def percentile(values: list[float], share: float) -> float:
 
 def report(figures: dict[str, Any]) -> None:
     reading = f", each reading a page {figures['think']:g} s" if figures["think"] else ""
-    print(f"\n{figures['visitors']} visitors{reading}")
-    print(f"{'page':10} {'visits':>7} {'failed':>7} {'median s':>9} {'p95 s':>7}")
+    loading = ", every page loaded from its address" if figures["reload"] else ""
+    print(f"\n{figures['visitors']} visitors{reading}{loading}")
+    print(f"{'page':11} {'visits':>7} {'failed':>7} {'median s':>9} {'p95 s':>7}")
     for name in PAGES:
         took = figures["visits"][name]
         median = f"{statistics.median(took):9.2f}" if took else f"{'—':>9}"
         p95 = f"{percentile(took, 0.95):7.2f}" if took else f"{'—':>7}"
-        print(f"{name:10} {len(took):7d} {figures['failed'][name]:7d} {median} {p95}")
+        print(f"{name:11} {len(took):7d} {figures['failed'][name]:7d} {median} {p95}")
     print(
         f"server peak {figures['peak_gb']:.2f} GB (goal ≤ {GOALS['server peak GB']:.1f}); "
         f'tracebacks in its log {figures["tracebacks"]}; "database is locked" '
@@ -372,6 +451,12 @@ def main() -> None:
         help="seconds a visitor reads each page before the next (none: one page after another)",
     )
     parser.add_argument(
+        "--reload",
+        action="store_true",
+        help="load every page from its address (as a link from elsewhere would), not by "
+        "clicking through the workbench",
+    )
+    parser.add_argument(
         "--screenshots", type=Path, help="keep the first visitor's first round of pages here"
     )
     args = parser.parse_args()
@@ -394,7 +479,17 @@ def main() -> None:
         if args.screenshots:
             args.screenshots.mkdir(parents=True, exist_ok=True)
         report(
-            run(count, root, folder, cache, sessions, args.seconds, args.screenshots, args.think)
+            run(
+                count,
+                root,
+                folder,
+                cache,
+                sessions,
+                args.seconds,
+                args.screenshots,
+                args.think,
+                args.reload,
+            )
         )
     print(f"\ngoal: no error, no lost label, p95 ≤ {GOALS['p95 seconds with 4 visitors']:.0f} s")
 
