@@ -153,9 +153,9 @@ def test_the_page_shows_the_step_as_a_judge_with_another_budget_read_it(judged, 
     assert ours.cuts
     assert not default.cuts
     at = turn_page(folder_with(tmp_path, run, run.lines), 0)
-    codes = [c.value for c in at.code]
-    assert ours.output in codes
-    assert default.output not in codes
+    shown = [t.value for t in at.text]
+    assert ours.output in shown
+    assert default.output not in shown
     assert all(ours.output in prompt for prompt in run.prompts)  # what the judge was sent
     texts = [t.value for t in at.text]
     assert f"Within a step budget of 4,000 characters, cut to fit: {ours.cuts[0]}." in texts
@@ -170,8 +170,7 @@ def test_a_judgment_whose_spec_is_not_loaded_says_so_in_one_line(judged, tmp_pat
         "Rendered with the built-in spec's options: the spec of judge "
         f"{run.spec.judge_id} is not loaded."
     ]
-    codes = [c.value for c in at.code]
-    assert rendered(run, 0, RenderOptions()).output in codes
+    assert rendered(run, 0, RenderOptions()).output in [t.value for t in at.text]
 
 
 def test_the_built_in_spec_is_known_by_its_judge_id(judged, tmp_path):
@@ -183,7 +182,7 @@ def test_the_built_in_spec_is_known_by_its_judge_id(judged, tmp_path):
     ]
     at = turn_page(folder_with(tmp_path, run, before), 0)
     assert notices(at) == []
-    assert rendered(run, 0, RenderOptions()).output in [c.value for c in at.code]
+    assert rendered(run, 0, RenderOptions()).output in [t.value for t in at.text]
 
 
 def test_a_judgment_from_before_judge_specs_says_its_budget_is_not_known(judged, tmp_path):
@@ -235,5 +234,5 @@ def test_a_step_not_judged_is_estimated_with_the_judge_page_spec(judged, tmp_pat
         "Not judged under the full condition. Judging this step with claude-sonnet-4-5: "
         + expected.in_words("step", builtin.votes)
     )
-    assert unit.output in [c.value for c in at.code]  # what that judge would read
+    assert unit.output in [t.value for t in at.text]  # what that judge would read
     assert notices(at) == []

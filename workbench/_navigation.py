@@ -45,29 +45,6 @@ PAGES = {
 registers and each page draws."""
 
 
-def page_frame(name: str) -> None:
-    """What every page starts with, whether ``app.py`` ran first or Streamlit ran the page file
-    alone (a link opened on a freshly started server finds ``pages/`` and does that): the
-    page's title and wide layout, the refusal to serve without a data root, the workbench's
-    own navigation (Streamlit's is hidden: ``client.showSidebarNavigation = false``) and who
-    is in."""
-    st.set_page_config(page_title=f"{PAGES[name].title} · TSQ Workbench", layout="wide")
-    refuse_unsafe_serving()
-    source_from_url()
-    source = source_params(
-        remembered(Kept.DATA_SOURCE, SOURCES[0]), remembered(Kept.DATA_FOLDER, "")
-    )
-    judge = {"judge": st.session_state.get(Kept.JUDGE)} if "judge" in st.query_params else {}
-    carried = {key: value for key, value in (source | judge).items() if value is not None}
-    carried |= _url_place()
-    with st.sidebar.container(key="workbench_navigation"):
-        for page in PAGES.values():  # the data source and the place go along: one entry a click
-            st.page_link(page.path, label=page.title, query_params=carried)
-        st.html(ONE_ENTRY_A_SWITCH, unsafe_allow_javascript=True, width="content")
-    visitor_panel()
-    st.sidebar.divider()
-
-
 ONE_ENTRY_A_SWITCH = """<script>
 (() => {
   if (window.tsqOneEntryASwitch) return;
@@ -93,6 +70,29 @@ ONE_ENTRY_A_SWITCH = """<script>
 is one entry of the browser's history, so that one Back returns to the page before. Streamlit
 pushes two: the page one was on with the new query, then the new page with it. Without a
 click or a key pressed between them, the second entry takes the place of the first."""
+
+
+def page_frame(name: str) -> None:
+    """What every page starts with, whether ``app.py`` ran first or Streamlit ran the page file
+    alone (a link opened on a freshly started server finds ``pages/`` and does that): the
+    page's title and wide layout, the refusal to serve without a data root, the workbench's
+    own navigation (Streamlit's is hidden: ``client.showSidebarNavigation = false``) with
+    :data:`ONE_ENTRY_A_SWITCH`, and who is in."""
+    st.set_page_config(page_title=f"{PAGES[name].title} · TSQ Workbench", layout="wide")
+    refuse_unsafe_serving()
+    source_from_url()
+    source = source_params(
+        remembered(Kept.DATA_SOURCE, SOURCES[0]), remembered(Kept.DATA_FOLDER, "")
+    )
+    judge = {"judge": st.session_state.get(Kept.JUDGE)} if "judge" in st.query_params else {}
+    carried = {key: value for key, value in (source | judge).items() if value is not None}
+    carried |= _url_place()
+    with st.sidebar.container(key="workbench_navigation"):
+        for page in PAGES.values():  # the data source and the place go along: one entry a click
+            st.page_link(page.path, label=page.title, query_params=carried)
+        st.html(ONE_ENTRY_A_SWITCH, unsafe_allow_javascript=True, width="content")
+    visitor_panel()
+    st.sidebar.divider()
 
 
 def open_page(page: str, **params: str | int) -> None:

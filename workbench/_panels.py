@@ -33,19 +33,15 @@ def _scroll_height(text: str) -> int | Literal["content"]:
 
 
 def transcript_text(text: str) -> None:
-    """Transcript text as text: short text inline, long text in a scrolling box."""
-    if _scroll_height(text) == "content":
+    """Transcript text as text, wrapped: short text inline, long text in a box of its own that
+    scrolls. Not ``st.code``: its highlighter costs the browser about a tenth of a second a
+    block even for plain text, a fifth of drawing a Turn page."""
+    height = _scroll_height(text)
+    if height == "content":
         st.text(text)
     else:
-        text_box(text)
-
-
-def text_box(text: str) -> None:
-    """Plain text, wrapped, in a box of its own that scrolls when it is long. Not ``st.code``:
-    its highlighter costs the browser about a tenth of a second a block even for plain text,
-    a fifth of drawing a Turn page."""
-    with st.container(height=_scroll_height(text)):
-        st.text(text)
+        with st.container(height=height):
+            st.text(text)
 
 
 def call_panel(call: analysis.ToolCall) -> None:
@@ -60,7 +56,7 @@ def call_panel(call: analysis.ToolCall) -> None:
     if view.kind == "json":
         st.code(view.text, language="json", wrap_lines=True, height=_scroll_height(view.text))
     elif view.kind == "text" and view.text:
-        text_box(view.text)
+        transcript_text(view.text)
 
 
 def _judged_input(
@@ -195,10 +191,10 @@ def _input_parts(rendered: JudgeInput, called: list[str]) -> None:
         transcript_text(rendered.prior_context or f"(none: {none})")
     st.caption(f"{run.capitalize()} so far, as the judge read it (earlier steps, oldest first)")
     trajectory = rendered.trajectory or f"(none: this is the first step of {run})"
-    text_box(trajectory)
+    transcript_text(trajectory)
     st.caption("The output it judged, with the calls")
     output = rendered.output or "(no output)"
-    text_box(output)
+    transcript_text(output)
     said = f"cut to fit: {'; '.join(rendered.cuts)}." if rendered.cuts else "nothing was cut."
     if rendered.step_chars is not None:
         said = f"Within a step budget of {rendered.step_chars:,} characters, {said}"
