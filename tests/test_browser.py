@@ -402,7 +402,9 @@ def test_a_row_that_opens_another_page_is_one_entry_of_history(server, screensho
     before on the first press, and Forward comes back the same way."""
 
     def click_first_row() -> None:
-        box = page.get_by_test_id("stDataFrame").first.bounding_box()
+        table = page.get_by_test_id("stDataFrame").first
+        table.scroll_into_view_if_needed()
+        box = table.bounding_box()
         assert box is not None
         page.mouse.click(box["x"] + 15, box["y"] + 35 + 17)  # the first row's checkbox cell
 
