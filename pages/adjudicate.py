@@ -99,7 +99,7 @@ if next_key is not None and st.button("Skip to the next one", key="skip_decision
     st.rerun()
 
 history = analysis.study.decision_history(view.study, view.store, row["item_id"], row["field"])
-with st.expander(f"History of this disagreement ({history.height} decisions)"):
+with st.expander(f"History of this disagreement ({analysis.counted(history.height, 'decision')})"):
     if history.is_empty():
         st.caption("No one has decided it yet.")
     else:

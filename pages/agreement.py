@@ -151,7 +151,7 @@ if not judgment_labels(judgments).is_empty() or not people.is_empty():
         trained = kinds.get(pair.rater_b) == "scorer"
         st.subheader(
             f"{inert(pair.rater_b)}{' (trained scorer)' if trained else ''} vs "
-            f"{inert(pair.rater_a)}: {pair.n} steps"
+            f"{inert(pair.rater_a)}: {analysis.counted(pair.n, 'step')}"
         )
         if trained:
             st.caption(f"{inert(pair.rater_b)} is {TRAINED_SCORER_NOTE}.")

@@ -43,8 +43,9 @@ if st.toggle("Ambiguous turns only (split votes)", key="ambiguous_only"):
     turns = turns.filter(pl.col("verdict_kind") == "split")
     steps = steps.filter(pl.col("turn_index").is_in(turns["turn_index"].implode()))
 st.caption(
-    f"{len(session.turns)} turns, {steps.height} steps, "
-    f"{sum(1 for _ in session.tool_calls())} tool calls — {inert(session.source)}"
+    f"{analysis.counted(len(session.turns), 'turn')}, {analysis.counted(steps.height, 'step')}, "
+    f"{analysis.counted(sum(1 for _ in session.tool_calls()), 'tool call')} — "
+    f"{inert(session.source)}"
 )
 thread = thread_frame(session, set(workspace.collection.session_ids))
 if not thread.is_empty():

@@ -113,6 +113,23 @@ def test_clicking_a_turns_band_or_gap_opens_that_turn(pick):
     assert "step" not in at.query_params
 
 
+@pytest.mark.parametrize(
+    ("session", "sizes"),
+    [
+        ("5eed0000-0000-4000-8000-000000000003", "1 turn, 1 step, 1 tool call"),
+        (RICH, "4 turns, 6 steps, 7 tool calls"),
+    ],
+)
+def test_session_page_counts_agree_in_number(session, sizes):
+    """The Session page's sizes, counted independently of the page: each noun agrees with
+    its count."""
+    at = page("pages/session.py", session=session)
+    assert not at.exception
+    assert any(c.value.startswith(f"{sizes} — ") for c in at.caption), [
+        c.value for c in at.caption
+    ]
+
+
 def test_session_page_filters_ambiguous_turns_and_opens_a_turn():
     at = page("pages/session.py", session=RICH)
     assert not at.exception

@@ -113,7 +113,7 @@ def study_source() -> StudyView:
     store = decision_store(str(analysis.study.default_store_path(path)))
     st.sidebar.caption(f"Decisions are saved in `{store.path}`")
     if study.issues:
-        with st.expander(f"{len(study.issues)} issues in the labels"):
+        with st.expander(f"{analysis.counted(len(study.issues), 'issue')} in the labels"):
             st.dataframe([issue.model_dump() for issue in study.issues], hide_index=True)
     return StudyView(path=path, study=study, store=store, root=root)
 

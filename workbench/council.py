@@ -81,7 +81,8 @@ def council_section(
         labels: pl.DataFrame | None = st.session_state.get(Key.COUNCIL_LABELS)
         if labels is not None and not labels.is_empty():
             st.caption(
-                f"{labels.height} council labels of {labels['item_id'].n_unique()} sessions: on "
+                f"{analysis.counted(labels.height, 'council label')} of "
+                f"{analysis.counted(labels['item_id'].n_unique(), 'session')}: on "
                 "the Agreement page, choose “Council labels from the Judge page” in the sidebar."
             )
             st.dataframe(labels, hide_index=True)

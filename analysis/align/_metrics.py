@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from analysis._format import no_interval
+from analysis._format import counted, no_interval
 from analysis._intervals import paired_session_bootstrap
 from analysis.models import CORRECT, INCORRECT
 from analysis.study import (
@@ -153,7 +153,7 @@ class Comparison(BaseModel):
             if self.labels_needed is not None
             else ""
         )
-        return head + f"no measurable difference on {self.n} steps{more}."
+        return head + f"no measurable difference on {counted(self.n, 'step')}{more}."
 
 
 def mcnemar_p(a_only: int, b_only: int) -> float | None:
@@ -282,7 +282,7 @@ class RaterVerdict(BaseModel):
         interval = f" [{ci[0]:+.1%}, {ci[1]:+.1%}]" if ci else no_interval(c.sessions)
         head = (
             f"{c.b} vs {c.a} on {c.split}: agreement with people {c.agreement_diff:+.1%}"
-            f"{interval} on {c.n} steps: "
+            f"{interval} on {counted(c.n, 'step')}: "
         )
         if self.verdict == "better":
             return head + f"{c.b} agrees with people more than {c.a}."

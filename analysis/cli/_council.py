@@ -56,6 +56,7 @@ def council(**given: Any) -> None:
     """
     from tqdm import tqdm
 
+    from analysis._format import counted
     from analysis.council import (  # the SDKs: slow
         CouncilError,
         CouncilOptions,
@@ -79,7 +80,7 @@ def council(**given: Any) -> None:
     if args.dry_run:
         for member in plan.estimate.members:
             click.echo(
-                f"{member.role} {member.model}: {member.requests} requests, about "
+                f"{member.role} {member.model}: {counted(member.requests, 'request')}, about "
                 f"{member.input_tokens:,} input and {member.output_tokens:,} output tokens, "
                 f"{dollars(member.cost_usd)}"
             )
@@ -102,7 +103,10 @@ def council(**given: Any) -> None:
     for failure in outcome.failures:
         click.echo(failure, err=True)
     click.echo(outcome.summary[0])
-    click.echo(f"Wrote {len(outcome.rows)} labels of {len(plan.sessions)} sessions to {args.out}")
+    click.echo(
+        f"Wrote {counted(len(outcome.rows), 'label')} of "
+        f"{counted(len(plan.sessions), 'session')} to {args.out}"
+    )
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,7 @@ def trends_command(
     """
     import json
 
-    from analysis._format import interval, no_interval, share
+    from analysis._format import counted, interval, no_interval, share
     from analysis.index import (
         IndexProblem,
         ParquetTables,
@@ -274,8 +274,8 @@ def trends_command(
         click.echo(
             f"  {row[by]}: TSQ {tsq}{bounds_of_tsq} {sampled}"
             f"{row['judged']:,} of {row['steps']:,} steps"
-            f"{split}; {row['calls']} calls ({row['calls_per_turn']:.1f} a turn), {row['errors']} "
-            f"errors{people}"
+            f"{split}; {counted(row['calls'], 'call')} ({row['calls_per_turn']:.1f} a turn), "
+            f"{counted(row['errors'], 'error')}{people}"
         )
     if moved is not None:
         click.echo(moved.in_words())

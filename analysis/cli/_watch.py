@@ -40,6 +40,7 @@ def _scored(collection: Collection, scorer_dir: str) -> tuple[str, list[str] | N
     """The steps of the collection the scorer in ``scorer_dir`` has not scored yet scored
     (``tsq score``); its ``scorer_id`` and the tools it was trained on (None where its card
     does not list them)."""
+    from analysis._format import counted
     from analysis.cli._common import scorer_or_exit
     from analysis.index import IndexProblem, score_collection
 
@@ -57,7 +58,8 @@ def _scored(collection: Collection, scorer_dir: str) -> tuple[str, list[str] | N
     except OSError as error:
         _refuse(f"the index cannot be written ({error.strerror or error})")
     click.echo(
-        f"Scored {run.scored:,} steps with {run.scorer_id} ({run.already:,} scored before).",
+        f"Scored {counted(run.scored, 'step')} with {run.scorer_id} "
+        f"({run.already:,} scored before).",
         err=True,
     )
     return card.scorer_id, card.trained_tools or None

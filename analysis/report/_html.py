@@ -947,7 +947,7 @@ def study_sections(tables: StudyTables) -> list[ReportSection]:
         facts=_agreement_facts(tables.before_after),
         title="Council vs human",
         intro=(
-            f"{counts.sessions} sessions labelled by the council and by humans; "
+            f"{counted(counts.sessions, 'session')} labelled by the council and by humans; "
             f"{counts.with_disagreement} disagree on at least one field: "
             f"{counts.human_adjudicated} human-adjudicated, {counts.ai_adjudicated} "
             f"AI-adjudicated, {counts.open} still open."

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
+from analysis._format import counted
 from analysis.scorer._metrics import ScorerMetrics
 
 if TYPE_CHECKING:
@@ -421,9 +422,10 @@ def _calibration_logits(
     folds = settings.calibration_folds
     sessions = np.unique(groups).size
     if sessions < folds:
+        verb = "is" if sessions == 1 else "are"
         return None, (
-            f"Platt scaling on the training logits ({sessions} sessions are too few "
-            f"for {folds} session folds)"
+            f"Platt scaling on the training logits ({counted(sessions, 'session')} {verb} too "
+            f"few for {folds} session folds)"
         )
     logits = np.zeros(matrix.shape[0])
     splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=settings.seed)
