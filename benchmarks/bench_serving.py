@@ -20,7 +20,7 @@ Playwright): on a small machine they compete with the server, so the figures are
 bound of what visitors elsewhere would see.
 
     python benchmarks/bench_serving.py [--sessions 10000] [--keep DIR] [--visitors 4 8]
-        [--seconds 180] [--think SECONDS] [--reload] [--screenshots DIR]
+        [--seconds 180] [--think SECONDS] [--reload] [--arrive SECONDS] [--screenshots DIR]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,18 @@ def session_ids(folder: Path, count: int) -> list[str]:
         if len(found) == count:
             break
     return found
+
+
+@dataclass(frozen=True)
+class Going:
+    """How the visitors go: for ``seconds``, reading each page ``think`` seconds, loading every
+    page from its address (``reload``) or clicking on, and arriving ``arrive`` seconds apart
+    (all at once by default)."""
+
+    seconds: float
+    think: float = 0.0
+    reload: bool = False
+    arrive: float = 0.0
 
 
 class Visitor:
@@ -191,21 +204,20 @@ def visitor(
     browser_address: str,
     folder: str,
     sessions: list[str],
-    seconds: float,
+    going: Going,
     out: Any,
     screenshots: str | None = None,
-    think: float = 0.0,
-    reload: bool = False,
 ) -> None:
     """One visitor's loop in a process of its own, in a context of its own of the one Chromium
     at ``browser_address`` (its DevTools address); puts its (page, seconds or None) pairs, the
     labels it saved and the CPU seconds it used (its Playwright driver included) on ``out``.
-    After each page it reads it for ``think`` seconds (none by default). It loads the Overview
-    once and clicks its way on as a person does, or, with ``reload``, loads every page from
-    its address."""
+    It arrives after the visitors numbered before it, loads the Overview once and clicks its way
+    on as a person does, or loads every page from its address (:class:`Going`)."""
     from playwright.sync_api import sync_playwright
 
     saved = 0
+    deadline = time.monotonic() + going.seconds
+    time.sleep(number * going.arrive)
     with sync_playwright() as playwright:
         browser = playwright.chromium.connect_over_cdp(browser_address)
         context = browser.new_context(
@@ -213,13 +225,12 @@ def visitor(
             extra_http_headers={IDENTITY_HEADER: f"visitor{number}@example.com"},
         )
         source = f"source=folder&folder={urllib.parse.quote(folder)}"
-        visit = Visitor(context.new_page(), number, url, source, sessions, think)
+        visit = Visitor(context.new_page(), number, url, source, sessions, going.think)
         if screenshots and number == 0:
             visit.screenshots = Path(screenshots)
-        deadline = time.monotonic() + seconds
         round_ = 0
         while time.monotonic() < deadline:
-            if reload:
+            if going.reload:
                 visit.loading(round_, sessions[(number * 997 + round_) % len(sessions)])
             else:
                 visit.clicking(round_)
@@ -299,12 +310,10 @@ def run(
     folder: Path,
     cache: Path,
     sessions: list[str],
-    seconds: float,
+    going: Going,
     screenshots: Path | None = None,
-    think: float = 0.0,
-    reload: bool = False,
 ) -> dict[str, Any]:
-    """Serve the app, send ``count`` visitors for ``seconds`` seconds, and measure."""
+    """Serve the app, send ``count`` visitors as ``going`` says, and measure."""
     data = Path(tempfile.mkdtemp(prefix="tsq-bench-serving-data-"))
     log = data / "server.log"
     env = {
@@ -340,11 +349,9 @@ def run(
                         address,
                         str(folder),
                         sessions,
-                        seconds,
+                        going,
                         results,
                         screenshots and str(screenshots),
-                        think,
-                        reload,
                     ),
                 )
                 for n in range(count)
@@ -353,7 +360,7 @@ def run(
             served_before = _cpu_seconds(watched)
             for process in visitors:
                 process.start()
-            collected = [results.get(timeout=seconds + 600) for _ in visitors]
+            collected = [results.get(timeout=going.seconds + 600) for _ in visitors]
             for process in visitors:
                 process.join(timeout=60)
             elapsed = time.monotonic() - started
@@ -376,8 +383,7 @@ def run(
                 visits[name].append(took)
     return {
         "visitors": count,
-        "think": think,
-        "reload": reload,
+        **asdict(going),
         "visits": visits,
         "failed": failed,
         "peak_gb": peak / 1024**3,
@@ -416,7 +422,8 @@ def percentile(values: list[float], share: float) -> float:
 def report(figures: dict[str, Any]) -> None:
     reading = f", each reading a page {figures['think']:g} s" if figures["think"] else ""
     loading = ", every page loaded from its address" if figures["reload"] else ""
-    print(f"\n{figures['visitors']} visitors{reading}{loading}")
+    arriving = f", arriving {figures['arrive']:g} s apart" if figures["arrive"] else ""
+    print(f"\n{figures['visitors']} visitors{reading}{loading}{arriving}")
     print(f"{'page':11} {'visits':>7} {'failed':>7} {'median s':>9} {'p95 s':>7}")
     for name in PAGES:
         took = figures["visits"][name]
@@ -457,6 +464,12 @@ def main() -> None:
         "clicking through the workbench",
     )
     parser.add_argument(
+        "--arrive",
+        type=float,
+        default=0.0,
+        help="seconds between one visitor's arrival and the next's (none: all at once)",
+    )
+    parser.add_argument(
         "--screenshots", type=Path, help="keep the first visitor's first round of pages here"
     )
     args = parser.parse_args()
@@ -485,10 +498,8 @@ def main() -> None:
                 folder,
                 cache,
                 sessions,
-                args.seconds,
+                Going(args.seconds, args.think, args.reload, args.arrive),
                 args.screenshots,
-                args.think,
-                args.reload,
             )
         )
     print(f"\ngoal: no error, no lost label, p95 ≤ {GOALS['p95 seconds with 4 visitors']:.0f} s")
