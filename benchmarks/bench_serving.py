@@ -178,8 +178,9 @@ class Visitor:
         turn = self.opened("Turn", partial(self.link, "Turn"))
         self.timed("label", partial(self.label, turn, self._reason(round_)))
 
-    def loading(self, round_: int, session: str) -> None:
+    def loading(self, round_: int) -> None:
         """A round of pages each loaded from its address, a whole page load each."""
+        session = self.sessions[(self.number * 997 + round_) % len(self.sessions)]
         place = f"{self.source}&session={urllib.parse.quote(session)}"
         step = partial(self.page.goto, f"{self.url}/turn?{place}&turn=0&step=0")
         overview = "first load" if round_ == 0 else "overview"
@@ -231,7 +232,7 @@ def visitor(
         round_ = 0
         while time.monotonic() < deadline:
             if going.reload:
-                visit.loading(round_, sessions[(number * 997 + round_) % len(sessions)])
+                visit.loading(round_)
             else:
                 visit.clicking(round_)
             saved += visit.timings[-1][1] is not None

@@ -125,9 +125,7 @@ def test_session_page_counts_agree_in_number(session, sizes):
     its count."""
     at = page("pages/session.py", session=session)
     assert not at.exception
-    assert any(c.value.startswith(f"{sizes} — ") for c in at.caption), [
-        c.value for c in at.caption
-    ]
+    assert any(c.value.startswith(f"{sizes} — ") for c in at.caption), [c.value for c in at.caption]
 
 
 def test_session_page_filters_ambiguous_turns_and_opens_a_turn():

@@ -90,10 +90,6 @@ IN_SCOPE = "source_file IN (SELECT path FROM scope)"
 LABEL_FIELDS = ("item_id", "labeller", "value", "reason", "labelled_at")
 
 
-def _frame(reader: IndexReader | ParquetTables | LoadedTables, query: str) -> pl.DataFrame:
-    return arrow_frame(reader.conn, query)
-
-
 def _judgment_frame(judgments: Sequence[Judgment]) -> pl.DataFrame:
     """The judgments as :func:`analysis.judge.merge_judgments` keeps them: one per step and
     judge, the last given winning."""
@@ -123,7 +119,7 @@ def _indexed_judgments(
     earlier's, a later line's over an earlier's. A judge who judged a step twice (two
     ``--out`` files, a line repeated) counts it once."""
     return (
-        _in_order(_frame(reader, query), scope)
+        _in_order(arrow_frame(reader.conn, query), scope)
         .unique(MERGE_KEYS, keep="last", maintain_order=True)
         .select(_JUDGMENT_SCHEMA.names())
     )
@@ -148,7 +144,7 @@ def _indexed_judges(
     name of the last; and the judges among them that are trained step scorers."""
     query = JUDGES_QUERY + (f" WHERE {IN_SCOPE}" if scope is not None else "")
     keys = [*STEP_KEYS, "condition", "judge_id"]
-    frame = _in_order(_frame(reader, query), scope)
+    frame = _in_order(arrow_frame(reader.conn, query), scope)
     judged = (
         frame.with_row_index("position")
         .group_by(keys, maintain_order=True)
@@ -195,7 +191,7 @@ def judged_steps(
         with_scope(reader.conn, scope)
         steps_query += f" WHERE s.{IN_SCOPE}"
         judgments_query += f" AND {IN_SCOPE}"
-    steps = _frame(reader, steps_query).unique(STEP_KEYS, maintain_order=True)
+    steps = arrow_frame(reader.conn, steps_query).unique(STEP_KEYS, maintain_order=True)
     if judgments is None:
         given = _indexed_judgments(reader, judgments_query, scope).cast(_JUDGMENT_SCHEMA)
     else:  # those, and the scores tsq score wrote into the index (in no file)
