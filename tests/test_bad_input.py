@@ -139,6 +139,16 @@ def test_a_command_about_one_file_talks_about_that_file(tmp_path):
     )
 
 
+@pytest.mark.parametrize("command", [["trends"], ["lint"], ["report", "--out", "r.html"]])
+def test_a_command_reading_a_collection_names_a_path_that_is_not_there(tmp_path, command):
+    """Every command that reads a collection through the index says, in one line, that a path
+    given is not there, and exits 2; none goes on to talk of what it found there."""
+    missing = tmp_path / "nowhere"
+    done = tsq(command[0], str(missing), *command[1:], "--index", str(tmp_path / "i.duckdb"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"{missing}: no such file or folder"]
+
+
 def test_an_empty_folder_is_one_sentence_saying_it_holds_no_transcript(tmp_path):
     for through_index in ([], ["--no-index"]):
         done = tsq("ingest", str(tmp_path), *through_index)

@@ -50,9 +50,11 @@ def collection_or_exit(
     label_stores: tuple[str, ...] = (),
 ) -> Collection:
     """The collection under ``paths`` through the index, brought up to date with a progress
-    bar on a terminal and its summary line on stderr; a problem is one sentence and exit 2."""
+    bar on a terminal and its summary line on stderr, and its issues on stderr; a problem, or
+    no session under ``paths``, is one sentence and exit 2."""
     from tqdm import tqdm
 
+    from analysis.cli._common import _issues_or_exit
     from analysis.index import Collection, IndexProblem
 
     with tqdm(unit="file", disable=None, file=sys.stderr, desc="indexing") as bar:
@@ -69,6 +71,7 @@ def collection_or_exit(
         except IndexProblem as error:
             click.echo(f"{error}.", err=True)
             sys.exit(EXIT_UNUSABLE)
+    _issues_or_exit(collection.issues(), bool(collection.session_ids), collection.why_empty())
     return collection
 
 

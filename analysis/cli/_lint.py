@@ -7,7 +7,6 @@ import json
 import click
 
 from analysis.cli._common import (
-    _issues_or_exit,
     _judgments_or_exit,
     _live_dump_or_exit,
     _load_or_exit,
@@ -50,7 +49,6 @@ def lint(
         scorers = scorers_among(judged)
     else:
         collection = collection_or_exit(paths, index_path)
-        _issues_or_exit(collection.issues(), bool(collection.session_ids), collection.why_empty())
         judged = merge_judgments(collection.every_judgment(), loaded)
         findings = collection.findings(frame=collection.findings_with(judged))
         scorers = scorers_among(judged, collection.scorers)

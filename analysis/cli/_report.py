@@ -11,7 +11,6 @@ import click
 from analysis.cli._common import (
     EXIT_NOTHING_LOADED,
     _existing_store,
-    _issues_or_exit,
     _judgments_or_exit,
     _load_or_exit,
     _study_or_exit,
@@ -92,7 +91,6 @@ def report(
         found = source.judgments
     else:
         source = collection = collection_or_exit(paths, index_path)
-        _issues_or_exit(collection.issues(), bool(collection.session_ids), collection.why_empty())
         found = collection.every_judgment()
     judged = merge_judgments(found, _judgments_or_exit(judgments))
     if judge_id is not None:

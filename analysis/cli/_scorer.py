@@ -134,9 +134,6 @@ def train(
     label_set = load_label_set(labels, test_share, seed)
     judgments = [j for file in judgment_files for j in _judgments_or_exit(file)]
     collection = collection_or_exit(paths, index_path, with_judgments=False)
-    if not collection.session_ids:
-        click.echo(collection.why_empty(), err=True)
-        sys.exit(EXIT_NOTHING_LOADED)
     wanted = {session_of(item) for item in label_set.refs} | {j.session_id for j in judgments}
     features = collection.step_features(subagents=True, session_ids=wanted)
     settings = ScorerSettings(distill_weight=distill_weight)

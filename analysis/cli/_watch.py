@@ -134,8 +134,6 @@ def watch_command(
     if judge_id is not None and scorer_dir is not None:
         _refuse("give --judge-id or --scorer, not both: a watch counts one judge")
     collection = collection_or_exit(paths, index_path, with_judgments=False)
-    if not collection.session_ids:
-        _refuse(collection.why_empty())
     if scorer_dir is not None:
         judge_id, trained_tools = _scored(collection, scorer_dir)
     steps = _judged_steps(collection, judge_id, paths)
